@@ -1,0 +1,107 @@
+// driver.hpp - lazily loaded CUDA driver API: one function table per process.
+//
+// libcuda is dlopen()ed on first use (libcuda.so.1, or the file named by
+// CUDA_CORE_DRIVER_LIBRARY, e.g. the simulated driver in cpp/sim). Nothing
+// here includes <Python.h>.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+namespace cuda_core {
+
+// Every driver entry point the package uses. The symbol looked up is the
+// macro-expanded name cuda.h gives (cuStreamDestroy -> cuStreamDestroy_v2),
+// so the table always matches the ABI of the header we compiled against.
+#define CUDA_CORE_DRIVER_FUNCTIONS(X) \
+    X(cuInit)                         \
+    X(cuDriverGetVersion)             \
+    X(cuGetErrorName)                 \
+    X(cuGetErrorString)               \
+    X(cuDeviceGetCount)               \
+    X(cuDeviceGet)                    \
+    X(cuDeviceGetName)                \
+    X(cuDeviceGetUuid)                \
+    X(cuDeviceGetAttribute)           \
+    X(cuDeviceGetPCIBusId)            \
+    X(cuDeviceTotalMem)               \
+    X(cuDeviceCanAccessPeer)          \
+    X(cuDeviceGetDefaultMemPool)      \
+    X(cuDeviceGetMemPool)             \
+    X(cuDevicePrimaryCtxRetain)       \
+    X(cuDevicePrimaryCtxRelease)      \
+    X(cuCtxGetCurrent)                \
+    X(cuCtxSetCurrent)                \
+    X(cuCtxPushCurrent)               \
+    X(cuCtxPopCurrent)                \
+    X(cuCtxGetDevice)                 \
+    X(cuCtxSynchronize)               \
+    X(cuStreamCreateWithPriority)     \
+    X(cuStreamDestroy)                \
+    X(cuStreamSynchronize)            \
+    X(cuStreamQuery)                  \
+    X(cuStreamWaitEvent)              \
+    X(cuStreamGetPriority)            \
+    X(cuStreamGetFlags)               \
+    X(cuStreamGetCtx)                 \
+    X(cuEventCreate)                  \
+    X(cuEventDestroy)                 \
+    X(cuEventRecord)                  \
+    X(cuEventSynchronize)             \
+    X(cuEventQuery)                   \
+    X(cuEventElapsedTime)             \
+    X(cuIpcGetEventHandle)            \
+    X(cuIpcOpenEventHandle)           \
+    X(cuMemPoolCreate)                \
+    X(cuMemPoolDestroy)               \
+    X(cuMemPoolSetAttribute)          \
+    X(cuMemPoolGetAttribute)          \
+    X(cuMemPoolSetAccess)             \
+    X(cuMemPoolGetAccess)             \
+    X(cuMemPoolExportToShareableHandle) \
+    X(cuMemPoolImportFromShareableHandle) \
+    X(cuMemPoolExportPointer)         \
+    X(cuMemPoolImportPointer)         \
+    X(cuMemAllocFromPoolAsync)        \
+    X(cuMemFreeAsync)                 \
+    X(cuMemcpyAsync)                  \
+    X(cuMemsetD8Async)                \
+    X(cuMemsetD32Async)               \
+    X(cuMemGetAddressRange)           \
+    X(cuPointerGetAttribute)
+
+// The resolved entry points. Member `cuFoo_` has the exact type of cuda.h's cuFoo.
+struct DriverTable {
+#define CUDA_CORE_DECLARE_MEMBER(name) decltype(&::name) name##_ = nullptr;
+    CUDA_CORE_DRIVER_FUNCTIONS(CUDA_CORE_DECLARE_MEMBER)
+#undef CUDA_CORE_DECLARE_MEMBER
+};
+
+// Loads the driver once per process and calls cuInit(0); thread-safe.
+// Returns CUDA_SUCCESS, the CUresult of a failing cuInit, or
+// CUDA_ERROR_NOT_INITIALIZED when no library could be loaded (see
+// driver_load_error()). Never throws.
+CUresult ensure_driver_loaded() noexcept;
+
+// Requires ensure_driver_loaded() == CUDA_SUCCESS earlier on some thread.
+const DriverTable& driver() noexcept;
+
+// Why loading failed ("" when it did not fail, or when nothing was tried yet).
+std::string driver_load_error();
+
+// The library path that was loaded, or "" before a successful load.
+std::string driver_library_path();
+
+// True when the loaded driver is the simulated one (it exports cuSimIsSimulator).
+bool driver_is_simulated() noexcept;
+
+// Test seam (GoogleTest): replace the process table by `table` (nullptr restores
+// the lazily loaded one). Not thread-safe against concurrent driver use.
+void install_driver_table_for_testing(const DriverTable* table) noexcept;
+
+// CUresult -> "CUDA_ERROR_INVALID_VALUE" / "invalid argument"; works without a driver.
+std::string error_name(CUresult code);
+std::string error_text(CUresult code);
+
+}  // namespace cuda_core

@@ -1,0 +1,595 @@
+// resource_handles.cpp - handle factories, deleters and the IPC import cache.
+#include "resource_handles.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+#include <unordered_map>
+
+#include "driver.hpp"
+
+namespace cuda_core {
+
+// ================================================================ errors
+
+namespace {
+thread_local CUresult last_error = CUDA_SUCCESS;
+std::atomic<CleanupReporter> cleanup_reporter{nullptr};
+}  // namespace
+
+void set_last_error(CUresult code) noexcept { last_error = code; }
+
+CUresult take_last_error() noexcept {
+    CUresult code = last_error;
+    last_error = CUDA_SUCCESS;
+    return code;
+}
+
+CUresult peek_last_error() noexcept { return last_error; }
+
+void install_cleanup_reporter(CleanupReporter reporter) noexcept { cleanup_reporter.store(reporter); }
+
+// Formats "cuda.core: <what> failed: NAME (text)" on stderr.
+void write_cleanup_failure_to_stderr(const char* what, CUresult code) noexcept {
+    try {
+        std::string line = "cuda.core: cleanup failed: " + std::string(what) + ": " + error_name(code) + " (" +
+                           error_text(code) + ")\n";
+        std::fputs(line.c_str(), stderr);
+    } catch (...) {
+        std::fprintf(stderr, "cuda.core: cleanup failed: %s: CUresult %d\n", what, static_cast<int>(code));
+    }
+}
+
+// Requires no C++ lock held (checked); hands the failure to the reporter.
+void report_cleanup_failure(const char* what, CUresult code) noexcept {
+    // The driver is already torn down at process exit; its resources went with it.
+    if (code == CUDA_SUCCESS || code == CUDA_ERROR_DEINITIALIZED) return;
+    assert_no_locks_held("report_cleanup_failure");
+    CleanupReporter reporter = cleanup_reporter.load();
+    if (reporter != nullptr) {
+        reporter(what, code);
+    } else {
+        write_cleanup_failure_to_stderr(what, code);
+    }
+}
+
+// ================================================================ helpers
+
+namespace {
+
+const DriverTable& drv() noexcept { return driver(); }
+
+// Returns CUDA_SUCCESS when the driver is usable, else records and returns the failure.
+CUresult require_driver() noexcept {
+    CUresult r = ensure_driver_loaded();
+    if (r != CUDA_SUCCESS) set_last_error(r);
+    return r;
+}
+
+// Wraps `box` in a shared_ptr with `deleter`; on allocation failure runs the
+// deleter (freeing what the box owns) and returns empty with OUT_OF_MEMORY.
+template <typename Box, typename Deleter>
+std::shared_ptr<const Box> make_handle(Box* box, Deleter deleter) noexcept {
+    if (box == nullptr) {
+        set_last_error(CUDA_ERROR_OUT_OF_MEMORY);
+        return {};
+    }
+    try {
+        return std::shared_ptr<const Box>(box, deleter);
+    } catch (...) {  // the shared_ptr constructor already called deleter(box)
+        set_last_error(CUDA_ERROR_OUT_OF_MEMORY);
+        return {};
+    }
+}
+
+// Deletes a box that owns nothing in the driver.
+template <typename Box>
+void delete_borrowed(const Box* box) noexcept {
+    delete box;
+}
+
+}  // namespace
+
+ContextScopeGuard::ContextScopeGuard(const ContextHandle& context) noexcept {
+    if (!context) return;
+    CUcontext current = nullptr;
+    status_ = drv().cuCtxGetCurrent_(&current);
+    if (status_ == CUDA_SUCCESS && current != context->context) {
+        status_ = drv().cuCtxPushCurrent_(context->context);
+        pushed_ = status_ == CUDA_SUCCESS;
+    }
+}
+
+ContextScopeGuard::~ContextScopeGuard() noexcept {
+    if (pushed_) {
+        CUcontext popped = nullptr;
+        drv().cuCtxPopCurrent_(&popped);
+    }
+}
+
+// ================================================================ context
+
+ContextHandle create_primary_context_handle(int ordinal) noexcept {
+    if (require_driver() != CUDA_SUCCESS) return {};
+    CUdevice device = 0;
+    CUresult r = drv().cuDeviceGet_(&device, ordinal);
+    if (r != CUDA_SUCCESS) {
+        set_last_error(r);
+        return {};
+    }
+    CUcontext context = nullptr;
+    {
+        GILReleaseGuard gil;  // retaining a primary context can initialise the device: slow
+        r = drv().cuDevicePrimaryCtxRetain_(&context, device);
+    }
+    if (r != CUDA_SUCCESS) {
+        set_last_error(r);
+        return {};
+    }
+    // Deleter: releases the primary-context reference (GIL released first).
+    return make_handle(new (std::nothrow) ContextBox{context, device, ordinal}, [](const ContextBox* box) noexcept {
+        CUresult result;
+        {
+            GILReleaseGuard gil;
+            result = drv().cuDevicePrimaryCtxRelease_(box->device);
+        }
+        delete box;
+        if (result != CUDA_SUCCESS) report_cleanup_failure("cuDevicePrimaryCtxRelease", result);
+    });
+}
+
+// ================================================================ streams
+
+StreamHandle create_stream_handle(const ContextHandle& context, unsigned int flags, int priority) noexcept {
+    if (require_driver() != CUDA_SUCCESS) return {};
+    ContextScopeGuard scope(context);
+    if (scope.status() != CUDA_SUCCESS) {
+        set_last_error(scope.status());
+        return {};
+    }
+    CUstream stream = nullptr;
+    CUresult r = drv().cuStreamCreateWithPriority_(&stream, flags, priority);
+    if (r != CUDA_SUCCESS) {
+        set_last_error(r);
+        return {};
+    }
+    // Deleter: destroys the stream (pending work still completes), then drops the context.
+    return make_handle(new (std::nothrow) StreamBox{stream, context, true}, [](const StreamBox* box) noexcept {
+        CUresult result;
+        {
+            GILReleaseGuard gil;
+            result = drv().cuStreamDestroy_(box->stream);
+        }
+        delete box;
+        if (result != CUDA_SUCCESS) report_cleanup_failure("cuStreamDestroy", result);
+    });
+}
+
+StreamHandle borrow_stream_handle(CUstream stream, const ContextHandle& context) noexcept {
+    return make_handle(new (std::nothrow) StreamBox{stream, context, false}, &delete_borrowed<StreamBox>);
+}
+
+// ================================================================ events
+
+namespace {
+// Deleter shared by created and IPC-opened events.
+void destroy_event_box(const EventBox* box) noexcept {
+    CUresult result;
+    {
+        GILReleaseGuard gil;
+        result = drv().cuEventDestroy_(box->event);
+    }
+    delete box;
+    if (result != CUDA_SUCCESS) report_cleanup_failure("cuEventDestroy", result);
+}
+}  // namespace
+
+EventHandle create_event_handle(const ContextHandle& context, unsigned int flags) noexcept {
+    if (require_driver() != CUDA_SUCCESS) return {};
+    ContextScopeGuard scope(context);
+    if (scope.status() != CUDA_SUCCESS) {
+        set_last_error(scope.status());
+        return {};
+    }
+    CUevent event = nullptr;
+    CUresult r = drv().cuEventCreate_(&event, flags);
+    if (r != CUDA_SUCCESS) {
+        set_last_error(r);
+        return {};
+    }
+    return make_handle(new (std::nothrow) EventBox{event, context, flags, true}, &destroy_event_box);
+}
+
+EventHandle event_import_ipc(const ContextHandle& context, const CUipcEventHandle& ipc_handle) noexcept {
+    if (require_driver() != CUDA_SUCCESS) return {};
+    ContextScopeGuard scope(context);
+    if (scope.status() != CUDA_SUCCESS) {
+        set_last_error(scope.status());
+        return {};
+    }
+    CUevent event = nullptr;
+    CUresult r;
+    {
+        GILReleaseGuard gil;
+        r = drv().cuIpcOpenEventHandle_(&event, ipc_handle);
+    }
+    if (r != CUDA_SUCCESS) {
+        set_last_error(r);
+        return {};
+    }
+    const unsigned int flags = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
+    return make_handle(new (std::nothrow) EventBox{event, context, flags, true}, &destroy_event_box);
+}
+
+// ================================================================ pools
+
+namespace {
+// Deleter of owned pools (created or imported).
+void destroy_pool_box(const MemoryPoolBox* box) noexcept {
+    CUresult result;
+    {
+        GILReleaseGuard gil;
+        result = drv().cuMemPoolDestroy_(box->pool);
+    }
+    delete box;
+    if (result != CUDA_SUCCESS) report_cleanup_failure("cuMemPoolDestroy", result);
+}
+}  // namespace
+
+MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const CUmemPoolProps& props) noexcept {
+    if (require_driver() != CUDA_SUCCESS) return {};
+    ContextScopeGuard scope(context);
+    CUmemoryPool pool = nullptr;
+    CUresult r = drv().cuMemPoolCreate_(&pool, &props);
+    if (r != CUDA_SUCCESS) {
+        set_last_error(r);
+        return {};
+    }
+    return make_handle(new (std::nothrow) MemoryPoolBox{pool, context, true}, &destroy_pool_box);
+}
+
+MemoryPoolHandle borrow_current_memory_pool_handle(const ContextHandle& context) noexcept {
+    if (require_driver() != CUDA_SUCCESS) return {};
+    if (!context) {
+        set_last_error(CUDA_ERROR_INVALID_CONTEXT);
+        return {};
+    }
+    CUmemoryPool pool = nullptr;
+    CUresult r = drv().cuDeviceGetMemPool_(&pool, context->device);
+    if (r != CUDA_SUCCESS) {
+        set_last_error(r);
+        return {};
+    }
+    return make_handle(new (std::nothrow) MemoryPoolBox{pool, context, false}, &delete_borrowed<MemoryPoolBox>);
+}
+
+MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) noexcept {
+    if (require_driver() != CUDA_SUCCESS) return {};
+    if (fd < 0) {
+        set_last_error(CUDA_ERROR_INVALID_VALUE);
+        return {};
+    }
+    ContextScopeGuard scope(context);
+    CUmemoryPool pool = nullptr;
+    CUresult r;
+    {
+        GILReleaseGuard gil;
+        r = drv().cuMemPoolImportFromShareableHandle_(
+            &pool, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    }
+    if (r != CUDA_SUCCESS) {
+        set_last_error(r);
+        return {};
+    }
+    return make_handle(new (std::nothrow) MemoryPoolBox{pool, context, true}, &destroy_pool_box);
+}
+
+CUresult memory_pool_export_fd(const MemoryPoolHandle& pool, int* fd_out) noexcept {
+    CUresult r = ensure_driver_loaded();
+    if (r != CUDA_SUCCESS) return r;
+    if (!pool || fd_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    int fd = -1;
+    r = drv().cuMemPoolExportToShareableHandle_(&fd, pool->pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    if (r == CUDA_SUCCESS) *fd_out = fd;
+    return r;
+}
+
+// ================================================================ device pointers
+
+struct DevicePtrBox {
+    CUdeviceptr ptr;
+    std::size_t size;
+    MemoryPoolHandle pool;           // empty for borrowed memory
+    mutable StreamHandle free_stream;  // accessed with std::atomic_load/store only
+    bool imported;
+    IpcExportBytes key;              // imported only
+    std::uint64_t generation;        // imported through the cache only (0 otherwise)
+};
+
+namespace {
+
+// Current free stream of `box` (atomic w.r.t. set_deallocation_stream).
+StreamHandle load_free_stream(const DevicePtrBox* box) noexcept { return std::atomic_load(&box->free_stream); }
+
+// Frees box->ptr on its free stream with the right context current; returns the CUresult.
+CUresult free_on_stream(const DevicePtrBox* box) noexcept {
+    StreamHandle stream = load_free_stream(box);
+    const ContextHandle& context = (stream && stream->context) ? stream->context : box->pool->context;
+    ContextScopeGuard scope(context);
+    if (scope.status() != CUDA_SUCCESS) return scope.status();
+    return drv().cuMemFreeAsync_(box->ptr, stream ? stream->stream : nullptr);
+}
+
+// Deleter of pool allocations: GIL released, stream-ordered free, then report.
+void release_allocation(const DevicePtrBox* box) noexcept {
+    CUresult result;
+    {
+        GILReleaseGuard gil;
+        result = free_on_stream(box);
+        delete box;
+    }
+    if (result != CUDA_SUCCESS) report_cleanup_failure("cuMemFreeAsync", result);
+}
+
+// ---------------------------------------------------------------- IPC import cache
+//
+// Per key: absent -> importing -> live(weak) -> releasing -> absent, every
+// transition under ipc_cache_mutex. Importers wait (GIL released) while a key
+// is importing or releasing, so no key is imported while its old mapping is
+// still being freed (nvbug 5570902: the driver would hand back an alias that
+// the free then unmaps). A deleter erases only its own generation's entry.
+
+struct CacheKey {
+    CUmemoryPool pool;
+    IpcExportBytes bytes;
+    bool operator==(const CacheKey& other) const noexcept { return pool == other.pool && bytes == other.bytes; }
+};
+
+struct CacheKeyHash {
+    std::size_t operator()(const CacheKey& key) const noexcept {
+        std::uint64_t h = 1469598103934665603ull ^ reinterpret_cast<std::uintptr_t>(key.pool);
+        for (unsigned char c : key.bytes) h = (h ^ c) * 1099511628211ull;
+        return static_cast<std::size_t>(h);
+    }
+};
+
+enum class EntryState { importing, live, releasing };
+
+struct CacheEntry {
+    EntryState state;
+    std::uint64_t generation;
+    std::weak_ptr<const DevicePtrBox> live;
+};
+
+std::unordered_map<CacheKey, CacheEntry, CacheKeyHash> ipc_cache GUARDED_BY(ipc_cache_mutex);
+std::uint64_t ipc_cache_generation GUARDED_BY(ipc_cache_mutex) = 0;
+std::condition_variable_any ipc_cache_changed;
+
+// Blocks until the cache changes; requires the lock (and so gil_detached).
+void wait_for_cache_change(MutexLock& lock) NO_THREAD_SAFETY_ANALYSIS { ipc_cache_changed.wait(lock.mutex()); }
+
+// Deleter of cached imports: mark releasing, free with no lock held, erase own entry, then report.
+void release_cached_import(const DevicePtrBox* box) noexcept {
+    CUresult result;
+    {
+        GILReleaseGuard gil;
+        CacheKey key{box->pool->pool, box->key};
+        {
+            MutexLock lock(ipc_cache_mutex);
+            auto it = ipc_cache.find(key);
+            if (it != ipc_cache.end() && it->second.generation == box->generation) {
+                it->second.state = EntryState::releasing;
+            }
+        }
+        result = free_on_stream(box);
+        {
+            MutexLock lock(ipc_cache_mutex);
+            auto it = ipc_cache.find(key);
+            if (it != ipc_cache.end() && it->second.generation == box->generation) ipc_cache.erase(it);
+        }
+        ipc_cache_changed.notify_all();
+        delete box;
+    }
+    if (result != CUDA_SUCCESS) report_cleanup_failure("cuMemFreeAsync (imported IPC allocation)", result);
+}
+
+// Deleter of uncached imports (testing switch, legacy order): free, then report.
+void release_uncached_import(const DevicePtrBox* box) noexcept { release_allocation(box); }
+
+// Calls cuMemPoolImportPointer with the stream's context current. No lock may be held.
+CUresult import_pointer(const MemoryPoolHandle& pool, const IpcExportBytes& bytes, const StreamHandle& stream,
+                        CUdeviceptr* ptr_out) noexcept {
+    const ContextHandle& context = (stream && stream->context) ? stream->context : pool->context;
+    ContextScopeGuard scope(context);
+    if (scope.status() != CUDA_SUCCESS) return scope.status();
+    CUmemPoolPtrExportData data;
+    std::memcpy(data.reserved, bytes.data(), bytes.size());
+    return drv().cuMemPoolImportPointer_(ptr_out, pool->pool, &data);
+}
+
+// Size of the mapping at `ptr` (0 if the driver cannot say).
+std::size_t mapping_size(CUdeviceptr ptr) noexcept {
+    CUdeviceptr base = 0;
+    std::size_t size = 0;
+    if (drv().cuMemGetAddressRange_(&base, &size, ptr) != CUDA_SUCCESS) return 0;
+    return size - static_cast<std::size_t>(ptr - base);
+}
+
+// Imports without the cache; with the GIL already released by the caller.
+DevicePtrHandle import_uncached(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
+                                const StreamHandle& stream) noexcept {
+    CUdeviceptr ptr = 0;
+    CUresult r = import_pointer(pool, bytes, stream, &ptr);
+    if (r != CUDA_SUCCESS) {
+        set_last_error(r);
+        return {};
+    }
+    return make_handle(new (std::nothrow) DevicePtrBox{ptr, mapping_size(ptr), pool, stream, true, bytes, 0},
+                       &release_uncached_import);
+}
+
+// The upstream 1.2.0 order, kept only behind CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER
+// so the regression tests can prove they detect it: lock first, then release
+// the GIL inside the lock, so the GIL is re-taken before the lock is dropped.
+// Uses a plain std::mutex (not counted) so the deadlock is real, as upstream's.
+std::mutex legacy_import_mutex;
+DevicePtrHandle import_with_legacy_order(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
+                                         const StreamHandle& stream) noexcept NO_THREAD_SAFETY_ANALYSIS {
+    std::lock_guard<std::mutex> lock(legacy_import_mutex);
+    GILReleaseGuard gil;
+    return import_uncached(pool, bytes, stream);
+}
+
+struct TestingSwitches {
+    std::atomic<bool> legacy_order{false};
+    std::atomic<bool> cache_disabled{false};
+    std::atomic<bool> loaded{false};
+};
+TestingSwitches testing_switches;
+
+bool env_flag(const char* name) noexcept {
+    const char* value = std::getenv(name);
+    return value != nullptr && *value != '\0' && std::strcmp(value, "0") != 0;
+}
+
+void load_testing_switches() noexcept {
+    if (testing_switches.loaded.load(std::memory_order_acquire)) return;
+    reload_testing_switches();
+}
+
+}  // namespace
+
+void reload_testing_switches() noexcept {
+    testing_switches.legacy_order.store(env_flag("CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER"));
+    testing_switches.cache_disabled.store(env_flag("CUDA_CORE_TESTING_DISABLE_IPC_CACHE"));
+    testing_switches.loaded.store(true, std::memory_order_release);
+}
+
+bool testing_legacy_import_order() noexcept {
+    load_testing_switches();
+    return testing_switches.legacy_order.load();
+}
+
+bool testing_ipc_cache_disabled() noexcept {
+    load_testing_switches();
+    return testing_switches.cache_disabled.load();
+}
+
+DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle& pool, std::size_t size,
+                                        const StreamHandle& stream) noexcept {
+    if (require_driver() != CUDA_SUCCESS) return {};
+    if (!pool || !stream) {
+        set_last_error(CUDA_ERROR_INVALID_VALUE);
+        return {};
+    }
+    const ContextHandle& context = stream->context ? stream->context : pool->context;
+    ContextScopeGuard scope(context);
+    if (scope.status() != CUDA_SUCCESS) {
+        set_last_error(scope.status());
+        return {};
+    }
+    CUdeviceptr ptr = 0;
+    CUresult r = drv().cuMemAllocFromPoolAsync_(&ptr, size, pool->pool, stream->stream);
+    if (r != CUDA_SUCCESS) {
+        set_last_error(r);
+        return {};
+    }
+    return make_handle(new (std::nothrow) DevicePtrBox{ptr, size, pool, stream, false, {}, 0}, &release_allocation);
+}
+
+DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, std::size_t size) noexcept {
+    return make_handle(new (std::nothrow) DevicePtrBox{ptr, size, {}, {}, false, {}, 0}, &delete_borrowed<DevicePtrBox>);
+}
+
+DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
+                                     const StreamHandle& stream) noexcept {
+    if (require_driver() != CUDA_SUCCESS) return {};
+    if (!pool || !stream) {
+        set_last_error(CUDA_ERROR_INVALID_VALUE);
+        return {};
+    }
+    if (testing_legacy_import_order()) return import_with_legacy_order(pool, bytes, stream);
+
+    GILReleaseGuard gil;  // before the lock: the lock is dropped before the GIL is re-taken
+    if (testing_ipc_cache_disabled()) return import_uncached(pool, bytes, stream);
+
+    const CacheKey key{pool->pool, bytes};
+    std::uint64_t generation = 0;
+    {
+        MutexLock lock(ipc_cache_mutex);
+        for (;;) {
+            auto it = ipc_cache.find(key);
+            if (it == ipc_cache.end()) break;
+            if (it->second.state == EntryState::live) {
+                if (DevicePtrHandle hit = it->second.live.lock()) return hit;
+            }
+            // importing, releasing, or live but expired (its deleter is about to run)
+            wait_for_cache_change(lock);
+        }
+        generation = ++ipc_cache_generation;
+        try {
+            ipc_cache.emplace(key, CacheEntry{EntryState::importing, generation, {}});
+        } catch (...) {
+            set_last_error(CUDA_ERROR_OUT_OF_MEMORY);
+            return {};
+        }
+    }
+
+    // The slow driver call runs with no lock held: other keys import concurrently.
+    CUdeviceptr ptr = 0;
+    CUresult r = import_pointer(pool, bytes, stream, &ptr);
+    DevicePtrHandle handle;
+    if (r == CUDA_SUCCESS) {
+        handle = make_handle(
+            new (std::nothrow) DevicePtrBox{ptr, mapping_size(ptr), pool, stream, true, bytes, generation},
+            &release_cached_import);
+        if (!handle) r = CUDA_ERROR_OUT_OF_MEMORY;  // the deleter ran and freed the mapping
+    }
+    {
+        MutexLock lock(ipc_cache_mutex);
+        auto it = ipc_cache.find(key);
+        if (it != ipc_cache.end() && it->second.generation == generation) {
+            if (handle) {
+                it->second.state = EntryState::live;
+                it->second.live = handle;
+            } else {
+                ipc_cache.erase(it);
+            }
+        }
+    }
+    ipc_cache_changed.notify_all();
+    if (!handle) set_last_error(r);
+    return handle;
+}
+
+CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* bytes_out) noexcept {
+    CUresult r = ensure_driver_loaded();
+    if (r != CUDA_SUCCESS) return r;
+    if (!ptr || bytes_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    CUmemPoolPtrExportData data;
+    r = drv().cuMemPoolExportPointer_(&data, ptr->ptr);
+    if (r == CUDA_SUCCESS) std::memcpy(bytes_out->data(), data.reserved, bytes_out->size());
+    return r;
+}
+
+void set_deallocation_stream(const DevicePtrHandle& ptr, const StreamHandle& stream) noexcept {
+    if (ptr && stream) std::atomic_store(&ptr->free_stream, stream);
+}
+
+CUdeviceptr deviceptr_address(const DevicePtrHandle& ptr) noexcept { return ptr ? ptr->ptr : 0; }
+std::size_t deviceptr_size(const DevicePtrHandle& ptr) noexcept { return ptr ? ptr->size : 0; }
+bool deviceptr_is_imported(const DevicePtrHandle& ptr) noexcept { return ptr && ptr->imported; }
+
+std::size_t ipc_cache_size() noexcept {
+    GILReleaseGuard gil;
+    MutexLock lock(ipc_cache_mutex);
+    return ipc_cache.size();
+}
+
+Mutex ipc_cache_mutex;
+
+}  // namespace cuda_core
