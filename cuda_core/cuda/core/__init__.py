@@ -1,0 +1,53 @@
+"""cuda.core (memory + IPC subset), deadlock-free: a drop-in for NVIDIA's cuda.core.
+
+Imports of IPC allocations never hold a C++ lock while waiting for the GIL, and
+imports of different allocations run concurrently. ``import cuda.core`` works
+without a GPU or driver; the first call that needs the driver raises
+:class:`~cuda.core._utils.cuda_utils.CUDAError` saying what is missing.
+"""
+from cuda.core._core import (
+    LEGACY_DEFAULT_STREAM,
+    PER_THREAD_DEFAULT_STREAM,
+    Buffer,
+    Context,
+    Device,
+    DeviceMemoryResource,
+    DeviceMemoryResourceOptions,
+    Event,
+    EventOptions,
+    IPCAllocationHandle,
+    IPCBufferDescriptor,
+    IPCEventDescriptor,
+    MemoryResource,
+    PinnedMemoryResource,
+    PinnedMemoryResourceOptions,
+    Stream,
+    StreamOptions,
+    system,
+)
+from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Buffer",
+    "CUDAError",
+    "CUDAWarning",
+    "Context",
+    "Device",
+    "DeviceMemoryResource",
+    "DeviceMemoryResourceOptions",
+    "Event",
+    "EventOptions",
+    "IPCAllocationHandle",
+    "IPCBufferDescriptor",
+    "IPCEventDescriptor",
+    "LEGACY_DEFAULT_STREAM",
+    "MemoryResource",
+    "PER_THREAD_DEFAULT_STREAM",
+    "PinnedMemoryResource",
+    "PinnedMemoryResourceOptions",
+    "Stream",
+    "StreamOptions",
+    "system",
+]

@@ -1,0 +1,152 @@
+# DLPack export of a Buffer as a 1-D uint8 tensor (our own declarations of the
+# DLPack ABI, versions 0.x "dltensor" and 1.x "dltensor_versioned").
+from cpython.pycapsule cimport PyCapsule_New, PyCapsule_IsValid, PyCapsule_GetPointer
+from libc.stdlib cimport malloc, free
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from cpython.ref cimport Py_INCREF, Py_DECREF, PyObject
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    typedef struct { int32_t device_type; int32_t device_id; } CudaCoreDLDevice;
+    typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } CudaCoreDLDataType;
+    typedef struct {
+        void* data; CudaCoreDLDevice device; int32_t ndim; CudaCoreDLDataType dtype;
+        int64_t* shape; int64_t* strides; uint64_t byte_offset;
+    } CudaCoreDLTensor;
+    typedef struct CudaCoreDLManagedTensor {
+        CudaCoreDLTensor dl_tensor; void* manager_ctx;
+        void (*deleter)(struct CudaCoreDLManagedTensor*);
+    } CudaCoreDLManagedTensor;
+    typedef struct { uint32_t major; uint32_t minor; } CudaCoreDLPackVersion;
+    typedef struct CudaCoreDLManagedTensorVersioned {
+        CudaCoreDLPackVersion version; void* manager_ctx;
+        void (*deleter)(struct CudaCoreDLManagedTensorVersioned*);
+        uint64_t flags; CudaCoreDLTensor dl_tensor;
+    } CudaCoreDLManagedTensorVersioned;
+    """
+    ctypedef struct CudaCoreDLDevice:
+        int32_t device_type
+        int32_t device_id
+    ctypedef struct CudaCoreDLDataType:
+        uint8_t code
+        uint8_t bits
+        uint16_t lanes
+    ctypedef struct CudaCoreDLTensor:
+        void* data
+        CudaCoreDLDevice device
+        int32_t ndim
+        CudaCoreDLDataType dtype
+        int64_t* shape
+        int64_t* strides
+        uint64_t byte_offset
+    ctypedef struct CudaCoreDLManagedTensor:
+        CudaCoreDLTensor dl_tensor
+        void* manager_ctx
+        void (*deleter)(CudaCoreDLManagedTensor*) noexcept
+    ctypedef struct CudaCoreDLPackVersion:
+        uint32_t major
+        uint32_t minor
+    ctypedef struct CudaCoreDLManagedTensorVersioned:
+        CudaCoreDLPackVersion version
+        void* manager_ctx
+        void (*deleter)(CudaCoreDLManagedTensorVersioned*) noexcept
+        uint64_t flags
+        CudaCoreDLTensor dl_tensor
+
+cdef enum:
+    kDLCPU = 1
+    kDLCUDA = 2
+    kDLCUDAHost = 3
+    kDLUInt = 1
+
+
+cdef tuple _dlpack_device_of(Buffer b):
+    if b.is_device_accessible and b.is_host_accessible:
+        return (kDLCUDAHost, 0)
+    if b.is_device_accessible:
+        return (kDLCUDA, b.device_id)
+    return (kDLCPU, 0)
+
+
+cdef void _fill_tensor(CudaCoreDLTensor* t, Buffer b, int64_t* shape, int dev_type, int dev_id) noexcept:
+    t.data = <void*>b._ptr
+    t.device.device_type = dev_type
+    t.device.device_id = dev_id
+    t.ndim = 1
+    t.dtype.code = kDLUInt
+    t.dtype.bits = 8
+    t.dtype.lanes = 1
+    shape[0] = <int64_t>b._size
+    t.shape = shape
+    t.strides = NULL
+    t.byte_offset = 0
+
+
+cdef void _deleter_unversioned(CudaCoreDLManagedTensor* m) noexcept with gil:
+    if m == NULL:
+        return
+    if m.manager_ctx != NULL:
+        Py_DECREF(<object>m.manager_ctx)
+    free(m.dl_tensor.shape)
+    free(m)
+
+
+cdef void _deleter_versioned(CudaCoreDLManagedTensorVersioned* m) noexcept with gil:
+    if m == NULL:
+        return
+    if m.manager_ctx != NULL:
+        Py_DECREF(<object>m.manager_ctx)
+    free(m.dl_tensor.shape)
+    free(m)
+
+
+cdef void _capsule_destructor_unversioned(object capsule) noexcept:
+    cdef CudaCoreDLManagedTensor* m
+    if PyCapsule_IsValid(capsule, b"dltensor"):   # never consumed
+        m = <CudaCoreDLManagedTensor*>PyCapsule_GetPointer(capsule, b"dltensor")
+        _deleter_unversioned(m)
+
+
+cdef void _capsule_destructor_versioned(object capsule) noexcept:
+    cdef CudaCoreDLManagedTensorVersioned* m
+    if PyCapsule_IsValid(capsule, b"dltensor_versioned"):
+        m = <CudaCoreDLManagedTensorVersioned*>PyCapsule_GetPointer(capsule, b"dltensor_versioned")
+        _deleter_versioned(m)
+
+
+cdef object _make_dlpack_capsule(Buffer b, object stream, object max_version, object dl_device, object copy):
+    cdef CudaCoreDLManagedTensor* m
+    cdef CudaCoreDLManagedTensorVersioned* mv
+    cdef int64_t* shape
+    if copy:
+        raise BufferError("Buffer.__dlpack__ cannot copy (copy=True)")
+    dev_type, dev_id = _dlpack_device_of(b)
+    if dl_device is not None and tuple(dl_device) != (dev_type, dev_id):
+        raise BufferError(f"Buffer lives on DLPack device {(dev_type, dev_id)}, not {tuple(dl_device)}")
+    shape = <int64_t*>malloc(sizeof(int64_t))
+    if shape == NULL:
+        raise MemoryError()
+    versioned = max_version is not None and tuple(max_version) >= (1, 0)
+    if versioned:
+        mv = <CudaCoreDLManagedTensorVersioned*>malloc(sizeof(CudaCoreDLManagedTensorVersioned))
+        if mv == NULL:
+            free(shape)
+            raise MemoryError()
+        mv.version.major = 1
+        mv.version.minor = 0
+        mv.flags = 0
+        _fill_tensor(&mv.dl_tensor, b, shape, dev_type, dev_id)
+        Py_INCREF(b)
+        mv.manager_ctx = <void*>b
+        mv.deleter = _deleter_versioned
+        return PyCapsule_New(mv, b"dltensor_versioned", _capsule_destructor_versioned)
+    m = <CudaCoreDLManagedTensor*>malloc(sizeof(CudaCoreDLManagedTensor))
+    if m == NULL:
+        free(shape)
+        raise MemoryError()
+    _fill_tensor(&m.dl_tensor, b, shape, dev_type, dev_id)
+    Py_INCREF(b)
+    m.manager_ctx = <void*>b
+    m.deleter = _deleter_unversioned
+    return PyCapsule_New(m, b"dltensor", _capsule_destructor_unversioned)

@@ -1,0 +1,178 @@
+# Event, EventOptions, IPCEventDescriptor.
+import multiprocessing.reduction as _mp_reduction
+
+
+@dataclass
+class EventOptions:
+    """Options for Device.create_event / Stream.record. IPC needs timing disabled."""
+    timing_enabled: bool = False
+    blocking_sync: bool = False
+    ipc_enabled: bool = False
+
+
+cdef class IPCEventDescriptor:
+    """The 64-byte IPC handle of an event, picklable; open it with Event.from_ipc_descriptor."""
+    cdef bytes _reserved
+    cdef bint _busy_waited
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(_not_instantiable("IPCEventDescriptor", "Event.ipc_descriptor"))
+
+    @staticmethod
+    def _init(reserved, busy_waited=False):
+        cdef IPCEventDescriptor d = IPCEventDescriptor.__new__(IPCEventDescriptor)
+        if not isinstance(reserved, (bytes, bytearray, memoryview)):
+            raise TypeError(f"IPC event descriptor payload must be bytes, not {type(reserved).__name__}")
+        reserved = bytes(reserved)
+        if len(reserved) != 64:
+            raise ValueError(f"IPC event descriptor payload is {len(reserved)} bytes; expected 64")
+        d._reserved = reserved
+        d._busy_waited = bool(busy_waited)
+        return d
+
+    def __reduce__(self):
+        return IPCEventDescriptor._init, (self._reserved, self._busy_waited)
+
+    def __eq__(self, other):
+        return isinstance(other, IPCEventDescriptor) and (<IPCEventDescriptor>other)._reserved == self._reserved
+
+    def __hash__(self):
+        return hash(self._reserved)
+
+
+cdef class Event:
+    """A CUDA event. Create with Device.create_event or Stream.record."""
+    cdef EventHandle _h
+    cdef int _device_id
+    cdef object _ipc_desc
+    cdef object __weakref__
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(_not_instantiable("Event", "Stream.record or Device.create_event"))
+
+    @staticmethod
+    def _create(int device_id, options=None):
+        cdef Event e
+        cdef unsigned int flags = 0
+        if options is None:
+            options = EventOptions()
+        elif isinstance(options, dict):
+            options = EventOptions(**options)
+        elif not isinstance(options, EventOptions):
+            raise TypeError(f"options must be an EventOptions, not {type(options).__name__}")
+        if not options.timing_enabled:
+            flags |= CU_EVENT_DISABLE_TIMING
+        if options.blocking_sync:
+            flags |= CU_EVENT_BLOCKING_SYNC
+        if options.ipc_enabled:
+            if options.timing_enabled:
+                raise TypeError("IPC-enabled events must have timing disabled")
+            flags |= CU_EVENT_INTERPROCESS
+        e = Event.__new__(Event)
+        e._h = create_event_handle(primary_context(device_id), flags)
+        if not e._h:
+            raise_last_error()
+        e._device_id = device_id
+        return e
+
+    @staticmethod
+    def from_ipc_descriptor(ipc_descriptor):
+        """Open an event exported by another process (see Event.ipc_descriptor)."""
+        cdef Event e
+        cdef CUipcEventHandle handle
+        if not isinstance(ipc_descriptor, IPCEventDescriptor):
+            raise TypeError(f"Argument 'ipc_descriptor' has incorrect type (expected IPCEventDescriptor, "
+                            f"got {type(ipc_descriptor).__name__})")
+        memcpy(handle.reserved, <char*>(<IPCEventDescriptor>ipc_descriptor)._reserved, 64)
+        dev = Device()
+        e = Event.__new__(Event)
+        e._h = event_import_ipc(primary_context(dev.device_id), handle)
+        if not e._h:
+            raise_last_error()
+        e._device_id = dev.device_id
+        e._ipc_desc = ipc_descriptor
+        return e
+
+    cdef CUevent _raw(self) except? NULL:
+        if not self._h:
+            raise RuntimeError("Event has been closed")
+        return self._h.get().event
+
+    @property
+    def handle(self):
+        return <uintptr_t>self._raw()
+
+    @property
+    def device(self):
+        self._raw()
+        return Device(self._device_id)
+
+    @property
+    def context(self):
+        return self.device.context
+
+    @property
+    def is_timing_disabled(self):
+        self._raw()
+        return bool(self._h.get().flags & CU_EVENT_DISABLE_TIMING)
+
+    @property
+    def is_sync_busy_waited(self):
+        self._raw()
+        return not bool(self._h.get().flags & CU_EVENT_BLOCKING_SYNC)
+
+    @property
+    def is_ipc_enabled(self):
+        self._raw()
+        return bool(self._h.get().flags & CU_EVENT_INTERPROCESS)
+
+    @property
+    def is_done(self):
+        cdef CUresult r = driver().cuEventQuery_(self._raw())
+        if r == CUDA_ERROR_NOT_READY:
+            return False
+        check(r)
+        return True
+
+    def sync(self):
+        cdef CUevent raw = self._raw()
+        cdef CUresult r
+        with nogil:
+            r = driver().cuEventSynchronize_(raw)
+        check(r)
+
+    @property
+    def ipc_descriptor(self):
+        cdef CUipcEventHandle handle
+        cdef CUevent raw = self._raw()
+        if not self.is_ipc_enabled:
+            raise RuntimeError("Event is not IPC-enabled")
+        if self._ipc_desc is None:
+            check(driver().cuIpcGetEventHandle_(&handle, raw))
+            self._ipc_desc = IPCEventDescriptor._init((<char*>handle.reserved)[:64], self.is_sync_busy_waited)
+        return self._ipc_desc
+
+    def close(self):
+        """Destroy the event. Idempotent."""
+        self._h.reset()
+
+    @property
+    def is_closed(self):
+        return not self._h
+
+    def __sub__(self, other):
+        """Elapsed milliseconds from `other` to this event (both timing-enabled, recorded)."""
+        cdef float ms = 0
+        if not isinstance(other, Event):
+            return NotImplemented
+        cdef CUresult r = driver().cuEventElapsedTime_(&ms, (<Event>other)._raw(), self._raw())
+        check(r)
+        return ms
+
+    def __reduce__(self):
+        return Event.from_ipc_descriptor, (self.ipc_descriptor,)
+
+    def __repr__(self):
+        if not self._h:
+            return "<Event (closed)>"
+        return f"<Event handle={<uintptr_t>self._h.get().event:#x}>"

@@ -1,0 +1,2 @@
+"""Upstream module path: ``cuda.core._ipc``."""
+from cuda.core._core import IPCAllocationHandle, IPCBufferDescriptor, IPCEventDescriptor  # noqa: F401

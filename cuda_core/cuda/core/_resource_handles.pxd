@@ -1,0 +1,194 @@
+# cdef extern blocks mirroring cpp/ headers. Everything here is nogil: the
+# C++ core releases and re-takes the GIL itself where it must (gil.hpp).
+from libc.stdint cimport uint64_t, uintptr_t
+from libcpp cimport bool as cbool
+from libcpp.memory cimport shared_ptr
+from libcpp.string cimport string
+
+
+cdef extern from "cuda.h" nogil:
+    ctypedef int CUresult
+    ctypedef int CUdevice
+    ctypedef int CUdevice_attribute
+    ctypedef int CUmemPool_attribute
+    ctypedef int CUpointer_attribute
+    ctypedef int CUmemAllocationType
+    ctypedef int CUmemAllocationHandleType
+    ctypedef int CUmemLocationType
+    ctypedef int CUmemAccess_flags
+    ctypedef unsigned long long CUdeviceptr
+    ctypedef unsigned long long cuuint64_t
+    ctypedef void* CUcontext
+    ctypedef void* CUstream
+    ctypedef void* CUevent
+    ctypedef void* CUmemoryPool
+
+    enum:
+        CUDA_SUCCESS
+        CUDA_ERROR_INVALID_VALUE
+        CUDA_ERROR_NOT_READY
+        CU_STREAM_NON_BLOCKING
+        CU_EVENT_DEFAULT
+        CU_EVENT_BLOCKING_SYNC
+        CU_EVENT_DISABLE_TIMING
+        CU_EVENT_INTERPROCESS
+        CU_MEM_ALLOCATION_TYPE_PINNED
+        CU_MEM_HANDLE_TYPE_NONE
+        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+        CU_MEM_LOCATION_TYPE_DEVICE
+        CU_MEM_LOCATION_TYPE_HOST_NUMA
+        CU_MEM_ACCESS_FLAGS_PROT_NONE
+        CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+        CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES
+        CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID
+        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+        CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
+        CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
+        CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
+        CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
+        CU_DEVICE_ATTRIBUTE_INTEGRATED
+        CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+        CU_DEVICE_ATTRIBUTE_WARP_SIZE
+        CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
+        CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
+        CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
+        CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
+        CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+        CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT
+        CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH
+        CU_MEMPOOL_ATTR_USED_MEM_CURRENT
+        CU_MEMPOOL_ATTR_USED_MEM_HIGH
+
+    ctypedef struct CUuuid:
+        char bytes[16]
+    ctypedef struct CUipcEventHandle:
+        char reserved[64]
+    ctypedef struct CUmemLocation:
+        CUmemLocationType type
+        int id
+    ctypedef struct CUmemPoolProps:
+        CUmemAllocationType allocType
+        CUmemAllocationHandleType handleTypes
+        CUmemLocation location
+        void* win32SecurityAttributes
+        size_t maxSize
+        unsigned short usage
+        unsigned char reserved[54]
+    ctypedef struct CUmemAccessDesc:
+        CUmemLocation location
+        CUmemAccess_flags flags
+
+
+cdef extern from "driver.hpp" namespace "cuda_core" nogil:
+    cppclass DriverTable:
+        CUresult (*cuDriverGetVersion_)(int*)
+        CUresult (*cuDeviceGetCount_)(int*)
+        CUresult (*cuDeviceGet_)(CUdevice*, int)
+        CUresult (*cuDeviceGetName_)(char*, int, CUdevice)
+        CUresult (*cuDeviceGetUuid_)(CUuuid*, CUdevice)
+        CUresult (*cuDeviceGetAttribute_)(int*, CUdevice_attribute, CUdevice)
+        CUresult (*cuDeviceGetPCIBusId_)(char*, int, CUdevice)
+        CUresult (*cuDeviceTotalMem_)(size_t*, CUdevice)
+        CUresult (*cuDeviceCanAccessPeer_)(int*, CUdevice, CUdevice)
+        CUresult (*cuCtxGetCurrent_)(CUcontext*)
+        CUresult (*cuCtxSetCurrent_)(CUcontext)
+        CUresult (*cuCtxGetDevice_)(CUdevice*)
+        CUresult (*cuCtxSynchronize_)()
+        CUresult (*cuStreamSynchronize_)(CUstream)
+        CUresult (*cuStreamQuery_)(CUstream)
+        CUresult (*cuStreamWaitEvent_)(CUstream, CUevent, unsigned int)
+        CUresult (*cuStreamGetPriority_)(CUstream, int*)
+        CUresult (*cuStreamGetFlags_)(CUstream, unsigned int*)
+        CUresult (*cuStreamGetCtx_)(CUstream, CUcontext*)
+        CUresult (*cuEventRecord_)(CUevent, CUstream)
+        CUresult (*cuEventSynchronize_)(CUevent)
+        CUresult (*cuEventQuery_)(CUevent)
+        CUresult (*cuEventElapsedTime_)(float*, CUevent, CUevent)
+        CUresult (*cuIpcGetEventHandle_)(CUipcEventHandle*, CUevent)
+        CUresult (*cuMemPoolSetAttribute_)(CUmemoryPool, CUmemPool_attribute, void*)
+        CUresult (*cuMemPoolGetAttribute_)(CUmemoryPool, CUmemPool_attribute, void*)
+        CUresult (*cuMemPoolSetAccess_)(CUmemoryPool, const CUmemAccessDesc*, size_t)
+        CUresult (*cuMemPoolGetAccess_)(CUmemAccess_flags*, CUmemoryPool, CUmemLocation*)
+        CUresult (*cuMemFreeAsync_)(CUdeviceptr, CUstream)
+        CUresult (*cuMemcpyAsync_)(CUdeviceptr, CUdeviceptr, size_t, CUstream)
+        CUresult (*cuMemsetD8Async_)(CUdeviceptr, unsigned char, size_t, CUstream)
+        CUresult (*cuMemsetD32Async_)(CUdeviceptr, unsigned int, size_t, CUstream)
+        CUresult (*cuMemGetAddressRange_)(CUdeviceptr*, size_t*, CUdeviceptr)
+        CUresult (*cuPointerGetAttribute_)(void*, CUpointer_attribute, CUdeviceptr)
+
+    CUresult ensure_driver_loaded()
+    const DriverTable& driver()
+    string driver_load_error() except +
+    string driver_library_path() except +
+    cbool driver_is_simulated()
+    string error_name(CUresult) except +
+    string error_text(CUresult) except +
+
+
+cdef extern from "thread_safety.hpp" namespace "cuda_core" nogil:
+    int held_lock_count()
+
+
+cdef extern from "py_gil.hpp" namespace "cuda_core" nogil:
+    void install_python_seam(void* warning_category)
+
+
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
+    cppclass ContextBox:
+        CUcontext context
+        CUdevice device
+        int device_ordinal
+    cppclass StreamBox:
+        CUstream stream
+        shared_ptr[const ContextBox] context
+        cbool owned
+    cppclass EventBox:
+        CUevent event
+        shared_ptr[const ContextBox] context
+        unsigned int flags
+        cbool owned
+    cppclass MemoryPoolBox:
+        CUmemoryPool pool
+        shared_ptr[const ContextBox] context
+        cbool owned
+    cppclass DevicePtrBox:
+        pass
+
+    ctypedef shared_ptr[const ContextBox] ContextHandle
+    ctypedef shared_ptr[const StreamBox] StreamHandle
+    ctypedef shared_ptr[const EventBox] EventHandle
+    ctypedef shared_ptr[const MemoryPoolBox] MemoryPoolHandle
+    ctypedef shared_ptr[const DevicePtrBox] DevicePtrHandle
+
+    cppclass IpcExportBytes "cuda_core::IpcExportBytes":
+        unsigned char* data()
+        size_t size()
+
+    void set_last_error(CUresult)
+    CUresult take_last_error()
+
+    ContextHandle create_primary_context_handle(int ordinal)
+    StreamHandle create_stream_handle(const ContextHandle&, unsigned int flags, int priority)
+    StreamHandle borrow_stream_handle(CUstream, const ContextHandle&)
+    EventHandle create_event_handle(const ContextHandle&, unsigned int flags)
+    EventHandle event_import_ipc(const ContextHandle&, const CUipcEventHandle&)
+    MemoryPoolHandle create_memory_pool_handle(const ContextHandle&, const CUmemPoolProps&)
+    MemoryPoolHandle borrow_current_memory_pool_handle(const ContextHandle&)
+    MemoryPoolHandle memory_pool_import_ipc(const ContextHandle&, int fd)
+    CUresult memory_pool_export_fd(const MemoryPoolHandle&, int* fd_out)
+    DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle&, size_t size, const StreamHandle&)
+    DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, size_t size)
+    DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle&, const IpcExportBytes&, const StreamHandle&)
+    CUresult deviceptr_export_ipc(const DevicePtrHandle&, IpcExportBytes*)
+    void set_deallocation_stream(const DevicePtrHandle&, const StreamHandle&)
+    CUdeviceptr deviceptr_address(const DevicePtrHandle&)
+    size_t deviceptr_size(const DevicePtrHandle&)
+    cbool deviceptr_is_imported(const DevicePtrHandle&)
+    size_t ipc_cache_size()
+    cbool testing_legacy_import_order()
+    cbool testing_ipc_cache_disabled()

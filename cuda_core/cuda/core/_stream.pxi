@@ -1,0 +1,212 @@
+# Stream, StreamOptions, the default streams.
+from dataclasses import dataclass
+
+
+@dataclass
+class StreamOptions:
+    """Options for Device.create_stream."""
+    nonblocking: bool = True
+    priority: object = None
+
+
+cdef class Stream:
+    """A CUDA stream. Create with Device.create_stream or Stream.from_handle."""
+    cdef StreamHandle _h
+    cdef int _device_id      # -1: the current context's device (default streams, foreign streams)
+    cdef bint _builtin       # a default stream: close() is a no-op
+    cdef object _owner       # the foreign object a viewed stream came from
+    cdef object __weakref__
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(_not_instantiable("Stream", "Device.create_stream or Stream.from_handle"))
+
+    @staticmethod
+    cdef Stream _builtin_stream(uintptr_t raw):
+        cdef Stream s = Stream.__new__(Stream)
+        cdef ContextHandle none
+        s._h = borrow_stream_handle(<CUstream>raw, none)
+        s._device_id = -1
+        s._builtin = True
+        return s
+
+    @staticmethod
+    def _create(int device_id, options=None):
+        cdef Stream s
+        cdef ContextHandle ctx
+        cdef unsigned int flags
+        cdef int priority
+        if options is None:
+            options = StreamOptions()
+        elif isinstance(options, dict):
+            options = StreamOptions(**options)
+        elif not isinstance(options, StreamOptions):
+            raise TypeError(f"options must be a StreamOptions, not {type(options).__name__}")
+        flags = CU_STREAM_NON_BLOCKING if options.nonblocking else 0
+        priority = 0 if options.priority is None else int(options.priority)
+        ctx = primary_context(device_id)
+        s = Stream.__new__(Stream)
+        s._h = create_stream_handle(ctx, flags, priority)
+        if not s._h:
+            raise_last_error()
+        s._device_id = device_id
+        s._builtin = False
+        return s
+
+    @staticmethod
+    def from_handle(handle):
+        """A Stream viewing an existing CUstream (int); it is never destroyed by us."""
+        cdef Stream s = Stream.__new__(Stream)
+        cdef ContextHandle none
+        try:
+            raw = int(handle)
+        except (TypeError, ValueError):
+            raise TypeError(f"handle must be an int (a CUstream address), not {type(handle).__name__}") from None
+        if raw < 0:
+            raise ValueError(f"invalid stream handle {raw}")
+        s._h = borrow_stream_handle(<CUstream><uintptr_t>raw, none)
+        s._device_id = -1
+        s._builtin = raw in (0, 1, 2)
+        return s
+
+    @staticmethod
+    def _from_foreign(obj):
+        if isinstance(obj, Stream):
+            return obj
+        proto = getattr(obj, "__cuda_stream__", None)
+        if proto is None:
+            raise TypeError(f"{type(obj).__name__} does not implement __cuda_stream__")
+        info = proto() if callable(proto) else proto
+        if not isinstance(info, tuple) or len(info) != 2:
+            raise TypeError("__cuda_stream__ must return a (version, handle) tuple")
+        cdef Stream s = Stream.from_handle(info[1])
+        s._owner = obj
+        return s
+
+    cdef int _check_open(self) except -1:
+        if not self._h:
+            raise RuntimeError("Stream has been closed")
+        return 0
+
+    cdef CUstream _raw(self) except? NULL:
+        self._check_open()
+        return self._h.get().stream
+
+    @property
+    def handle(self):
+        return <uintptr_t>self._raw()
+
+    def __cuda_stream__(self):
+        return (0, self.handle)
+
+    @property
+    def is_nonblocking(self):
+        cdef unsigned int flags = 0
+        cdef CUstream raw = self._raw()
+        if self._builtin:
+            return False
+        check(driver().cuStreamGetFlags_(raw, &flags))
+        return bool(flags & CU_STREAM_NON_BLOCKING)
+
+    @property
+    def priority(self):
+        cdef int prio = 0
+        cdef CUstream raw = self._raw()
+        require_driver()
+        check(driver().cuStreamGetPriority_(raw, &prio))
+        return prio
+
+    @property
+    def device(self):
+        self._check_open()
+        if self._device_id >= 0:
+            return Device(self._device_id)
+        return Device()
+
+    @property
+    def context(self):
+        return self.device.context
+
+    def sync(self):
+        cdef CUstream raw = self._raw()
+        cdef CUresult r
+        require_driver()
+        with nogil:
+            r = driver().cuStreamSynchronize_(raw)
+        check(r)
+
+    def query(self):
+        """True when all work on the stream has completed."""
+        cdef CUstream raw = self._raw()
+        cdef CUresult r
+        require_driver()
+        r = driver().cuStreamQuery_(raw)
+        if r == CUDA_ERROR_NOT_READY:
+            return False
+        check(r)
+        return True
+
+    def record(self, event=None, options=None):
+        """Record `event` (or a new Event made with `options`) on this stream; returns it."""
+        cdef CUstream raw = self._raw()
+        if event is None:
+            event = self.device.create_event(options)
+        elif not isinstance(event, Event):
+            raise TypeError(f"event must be an Event, not {type(event).__name__}")
+        check(driver().cuEventRecord_((<Event>event)._raw(), raw))
+        return event
+
+    def wait(self, event_or_stream):
+        """Make future work on this stream wait for an Event, or for all work
+        submitted so far to another stream."""
+        cdef CUstream raw = self._raw()
+        if isinstance(event_or_stream, Event):
+            check(driver().cuStreamWaitEvent_(raw, (<Event>event_or_stream)._raw(), 0))
+            return
+        if event_or_stream is None:
+            raise TypeError("wait() needs an Event or a Stream, not None")
+        other = Stream._from_foreign(event_or_stream)
+        ev = other.record(options=EventOptions(timing_enabled=False))
+        check(driver().cuStreamWaitEvent_(raw, (<Event>ev)._raw(), 0))
+        ev.close()
+
+    def close(self):
+        """Destroy the stream (pending work still completes). Idempotent; a no-op on default streams."""
+        if self._builtin:
+            return
+        self._h.reset()
+        self._owner = None
+
+    @property
+    def is_closed(self):
+        return not self._h
+
+    def __eq__(self, other):
+        if not isinstance(other, Stream):
+            return NotImplemented
+        return (<Stream>other)._h.get() != NULL and self._h.get() != NULL and \
+            (<Stream>other)._h.get().stream == self._h.get().stream
+
+    def __hash__(self):
+        return hash(("cuda.core.Stream", <uintptr_t>(self._h.get().stream if self._h else NULL)))
+
+    def __repr__(self):
+        if not self._h:
+            return "<Stream (closed)>"
+        return f"<Stream handle={<uintptr_t>self._h.get().stream:#x}>"
+
+
+cdef Stream as_stream(object obj):
+    """The Stream a `stream=` argument names; None or a wrong type is a TypeError."""
+    if isinstance(obj, Stream):
+        (<Stream>obj)._check_open()
+        return <Stream>obj
+    if obj is None:
+        raise TypeError("stream must be a Stream (or an object with __cuda_stream__), not None; "
+                        "pass stream=device.default_stream to use the default stream")
+    if hasattr(obj, "__cuda_stream__"):
+        return Stream._from_foreign(obj)
+    raise TypeError(f"stream must be a Stream (or an object with __cuda_stream__), not {type(obj).__name__}")
+
+
+LEGACY_DEFAULT_STREAM = Stream._builtin_stream(1)
+PER_THREAD_DEFAULT_STREAM = Stream._builtin_stream(2)

@@ -1,0 +1,53 @@
+"""Build of cuda-core-ipcsafe: one extension module, cuda.core._core, that links the C++ core.
+
+One module links cpp/ so that the IPC import cache, its mutex and the
+thread-local error state exist exactly once per process. libcuda is not
+linked: it is dlopen()ed at run time (cpp/driver.cpp).
+"""
+import os
+import sys
+from pathlib import Path
+
+from setuptools import Extension, find_namespace_packages, setup
+
+ROOT = Path(__file__).resolve().parent
+
+
+def cuda_include_dir() -> str:
+    """cuda.h is needed only for types and enums; no CUDA library is linked."""
+    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    for base in candidates:
+        if base and (Path(base) / "include" / "cuda.h").is_file():
+            return str(Path(base) / "include")
+    sys.exit("cuda-core-ipcsafe: cuda.h not found; set CUDA_HOME to a CUDA toolkit (headers only are needed)")
+
+
+def extensions():
+    from Cython.Build import cythonize
+
+    cpp_sources = sorted(
+        str(p.relative_to(ROOT)) for p in (ROOT / "cpp").glob("*.cpp")
+    )
+    debug = os.environ.get("CUDA_CORE_DEBUG_BUILD") == "1"
+    ext = Extension(
+        "cuda.core._core",
+        sources=["cuda_core/cuda/core/_core.pyx", *cpp_sources],
+        include_dirs=["cpp", cuda_include_dir()],
+        language="c++",
+        extra_compile_args=["-std=c++17", "-fvisibility=hidden"] + (["-O0", "-g"] if debug else ["-O2"]),
+        libraries=["dl"],
+    )
+    return cythonize(
+        [ext],
+        compiler_directives={"language_level": "3", "embedsignature": True, "binding": True},
+        include_path=["cuda_core"],
+    )
+
+
+setup(
+    packages=find_namespace_packages(where="cuda_core", include=["cuda.core", "cuda.core.*"]),
+    package_dir={"": "cuda_core"},
+    package_data={"cuda.core": ["*.pyi", "py.typed", "*.pxd", "*.pxi"], "cuda.core._utils": ["*.pyi"]},
+    ext_modules=extensions(),
+    zip_safe=False,
+)
