@@ -1,0 +1,792 @@
+// sim_test.cpp - GoogleTest for libcuda_sim.so (cpp/sim), the simulated driver.
+//
+// The library is dlopen()ed from CUDA_SIM_LIBRARY_PATH (a compile definition
+// set by cpp/sim/CMakeLists.txt; the environment variable of the same name
+// overrides it) and every entry point is resolved by the macro-expanded
+// cuda.h name, exactly as the package does. Knob tests re-execute this
+// binary with the knobs in its environment (knobs are parsed at load time).
+#include <cuda.h>
+
+#include "../driver.hpp"  // CUDA_CORE_DRIVER_FUNCTIONS
+
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#ifndef CUDA_SIM_LIBRARY_PATH
+#define CUDA_SIM_LIBRARY_PATH "libcuda_sim.so"
+#endif
+
+namespace {
+
+#define SIMT_STR2(x) #x
+#define SIMT_STR(x) SIMT_STR2(x)
+
+struct Api {
+#define SIMT_MEMBER(name) decltype(&::name) name = nullptr;
+    CUDA_CORE_DRIVER_FUNCTIONS(SIMT_MEMBER)
+#undef SIMT_MEMBER
+    int (*cuSimIsSimulator)(void) = nullptr;
+    unsigned long long (*cuSimCallCount)(const char*) = nullptr;
+    void (*cuSimResetCallCounts)(void) = nullptr;
+    CUresult count_before_init = CUDA_SUCCESS;
+    CUresult init_rc = CUDA_ERROR_UNKNOWN;
+    std::string missing;
+};
+
+const Api& api() {
+    static Api* a = [] {
+        Api* x = new Api();
+        const char* path = std::getenv("CUDA_SIM_LIBRARY_PATH");
+        if (!path || !*path) path = CUDA_SIM_LIBRARY_PATH;
+        void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            x->missing = std::string("dlopen: ") + dlerror();
+            return x;
+        }
+        // The macro-expanded name (cuStreamDestroy -> "cuStreamDestroy_v2").
+#define SIMT_RESOLVE(name)                                                        \
+    x->name = reinterpret_cast<decltype(&::name)>(dlsym(h, SIMT_STR(name)));     \
+    if (!x->name) x->missing += std::string(" ") + SIMT_STR(name);
+        CUDA_CORE_DRIVER_FUNCTIONS(SIMT_RESOLVE)
+#undef SIMT_RESOLVE
+        x->cuSimIsSimulator = reinterpret_cast<int (*)(void)>(dlsym(h, "cuSimIsSimulator"));
+        x->cuSimCallCount = reinterpret_cast<unsigned long long (*)(const char*)>(dlsym(h, "cuSimCallCount"));
+        x->cuSimResetCallCounts = reinterpret_cast<void (*)(void)>(dlsym(h, "cuSimResetCallCounts"));
+        if (!x->cuSimIsSimulator || !x->cuSimCallCount || !x->cuSimResetCallCounts) x->missing += " cuSim*";
+        if (!x->missing.empty()) return x;
+        int n = 0;
+        x->count_before_init = x->cuDeviceGetCount(&n);
+        x->init_rc = x->cuInit(0);
+        return x;
+    }();
+    return *a;
+}
+
+#define D (api())
+#define OK(expr) ASSERT_EQ(CUDA_SUCCESS, (expr))
+
+bool is_child() { return std::getenv("SIM_TEST_CHILD") != nullptr; }
+
+// Re-run this binary with one test selected and extra environment; returns
+// the exit status (0 = the child's tests passed).
+int run_self(const std::string& filter, const std::vector<std::pair<std::string, std::string>>& env) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (auto& kv : env) setenv(kv.first.c_str(), kv.second.c_str(), 1);
+        setenv("SIM_TEST_CHILD", "1", 1);
+        std::string f = "--gtest_filter=" + filter;
+        execl("/proc/self/exe", "sim_test", f.c_str(), static_cast<char*>(nullptr));
+        _exit(127);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid) return -1;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+class Sim : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        ASSERT_TRUE(D.missing.empty()) << D.missing;
+        ASSERT_EQ(CUDA_SUCCESS, D.init_rc);
+        OK(D.cuDevicePrimaryCtxRetain(&ctx_, 0));
+        OK(D.cuCtxSetCurrent(ctx_));
+        OK(D.cuStreamCreateWithPriority(&stream_, CU_STREAM_NON_BLOCKING, 0));
+    }
+    void TearDown() override {
+        if (stream_) D.cuStreamDestroy(stream_);
+        if (ctx_) {
+            D.cuCtxSetCurrent(nullptr);
+            D.cuDevicePrimaryCtxRelease(0);
+        }
+    }
+
+    CUmemoryPool make_pool(bool ipc, CUmemLocationType loc = CU_MEM_LOCATION_TYPE_DEVICE, size_t max = 64 << 20) {
+        CUmemPoolProps p;
+        std::memset(&p, 0, sizeof(p));
+        p.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+        p.handleTypes = ipc ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
+        p.location.type = loc;
+        p.location.id = 0;
+        p.maxSize = max;
+        CUmemoryPool pool = nullptr;
+        EXPECT_EQ(CUDA_SUCCESS, D.cuMemPoolCreate(&pool, &p));
+        return pool;
+    }
+    CUdeviceptr alloc(CUmemoryPool pool, size_t n) {
+        CUdeviceptr p = 0;
+        EXPECT_EQ(CUDA_SUCCESS, D.cuMemAllocFromPoolAsync(&p, n, pool, stream_));
+        return p;
+    }
+    CUmemoryPool import_pool(CUmemoryPool owner) {
+        int fd = -1;
+        EXPECT_EQ(CUDA_SUCCESS, D.cuMemPoolExportToShareableHandle(&fd, owner, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        CUmemoryPool imp = nullptr;
+        EXPECT_EQ(CUDA_SUCCESS, D.cuMemPoolImportFromShareableHandle(
+                                    &imp, reinterpret_cast<void*>(static_cast<uintptr_t>(fd)),
+                                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        close(fd);  // the caller keeps ownership of its fd; the driver dup()s
+        return imp;
+    }
+    std::vector<unsigned char> read(CUdeviceptr p, size_t n) {
+        std::vector<unsigned char> v(n);
+        EXPECT_EQ(CUDA_SUCCESS, D.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(v.data()), p, n, stream_));
+        return v;
+    }
+
+    CUcontext ctx_ = nullptr;
+    CUstream stream_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------
+TEST_F(Sim, InitVersionErrors) {
+    EXPECT_EQ(CUDA_ERROR_NOT_INITIALIZED, D.count_before_init);
+    EXPECT_EQ(1, D.cuSimIsSimulator());
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuInit(1));
+    int v = 0;
+    OK(D.cuDriverGetVersion(&v));
+    EXPECT_EQ(13000, v);
+    const char* s = nullptr;
+    OK(D.cuGetErrorName(CUDA_ERROR_INVALID_VALUE, &s));
+    EXPECT_STREQ("CUDA_ERROR_INVALID_VALUE", s);
+    OK(D.cuGetErrorString(CUDA_ERROR_INVALID_VALUE, &s));
+    EXPECT_STREQ("invalid argument", s);
+    OK(D.cuGetErrorName(CUDA_ERROR_ALREADY_MAPPED, &s));
+    EXPECT_STREQ("CUDA_ERROR_ALREADY_MAPPED", s);
+    OK(D.cuGetErrorName(CUDA_ERROR_UNKNOWN, &s));
+    EXPECT_STREQ("CUDA_ERROR_UNKNOWN", s);
+    OK(D.cuGetErrorString(CUDA_ERROR_LAUNCH_TIMEOUT, &s));
+    EXPECT_STREQ("launch timeout", s);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGetErrorName(static_cast<CUresult>(12345), &s));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGetErrorString(static_cast<CUresult>(12345), &s));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGetErrorName(CUDA_SUCCESS, nullptr));
+}
+
+TEST_F(Sim, DevicesAndAttributes) {
+    int n = 0;
+    OK(D.cuDeviceGetCount(&n));
+    EXPECT_EQ(1, n);  // default (the harness does not set CUDA_SIM_DEVICE_COUNT)
+    CUdevice dev = -1;
+    OK(D.cuDeviceGet(&dev, 0));
+    EXPECT_EQ(0, dev);
+    EXPECT_EQ(CUDA_ERROR_INVALID_DEVICE, D.cuDeviceGet(&dev, 1));
+    char name[64];
+    OK(D.cuDeviceGetName(name, sizeof(name), 0));
+    EXPECT_STREQ("CUDA Simulator Device 0", name);
+    char tiny[5];
+    OK(D.cuDeviceGetName(tiny, sizeof(tiny), 0));
+    EXPECT_STREQ("CUDA", tiny);
+    CUuuid u1, u2;
+    OK(D.cuDeviceGetUuid(&u1, 0));
+    OK(D.cuDeviceGetUuid(&u2, 0));
+    EXPECT_EQ(0, std::memcmp(&u1, &u2, sizeof(u1)));
+    char bus[32];
+    OK(D.cuDeviceGetPCIBusId(bus, sizeof(bus), 0));
+    EXPECT_STREQ("0000:00:00.0", bus);
+    size_t mem = 0;
+    OK(D.cuDeviceTotalMem(&mem, 0));
+    EXPECT_EQ(size_t(80) << 30, mem);
+    auto attr = [](CUdevice_attribute a) {
+        int v = -12345;
+        EXPECT_EQ(CUDA_SUCCESS, D.cuDeviceGetAttribute(&v, a, 0));
+        return v;
+    };
+    EXPECT_EQ(1, attr(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED));
+    EXPECT_EQ(int(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR), attr(CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES));
+    EXPECT_EQ(1, attr(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED));
+    EXPECT_EQ(9, attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR));
+    EXPECT_EQ(0, attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
+    EXPECT_EQ(0, attr(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID));
+    EXPECT_EQ(1, attr(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING));
+    EXPECT_GT(attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), 0);
+    EXPECT_EQ(0, attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID));
+    EXPECT_EQ(0, attr(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID));
+    EXPECT_EQ(0, attr(CU_DEVICE_ATTRIBUTE_TCC_DRIVER));  // a valid attribute we do not model -> 0
+    int v = 0;
+    EXPECT_EQ(CUDA_ERROR_INVALID_DEVICE, D.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 7));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX, 0));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDeviceGetAttribute(nullptr, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0));
+    int peer = -1;
+    OK(D.cuDeviceCanAccessPeer(&peer, 0, 0));
+    EXPECT_EQ(0, peer);
+    EXPECT_EQ(CUDA_ERROR_INVALID_DEVICE, D.cuDeviceCanAccessPeer(&peer, 0, 3));
+}
+
+TEST_F(Sim, ContextsArePerThread) {
+    CUcontext cur = nullptr;
+    OK(D.cuCtxGetCurrent(&cur));
+    EXPECT_EQ(ctx_, cur);
+    CUdevice dev = -1;
+    OK(D.cuCtxGetDevice(&dev));
+    EXPECT_EQ(0, dev);
+    OK(D.cuCtxSynchronize());
+    std::thread t([&] {
+        CUcontext c = reinterpret_cast<CUcontext>(0x1);
+        EXPECT_EQ(CUDA_SUCCESS, D.cuCtxGetCurrent(&c));
+        EXPECT_EQ(nullptr, c);
+        CUstream s = nullptr;
+        EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuStreamCreateWithPriority(&s, 0, 0));
+        CUevent e = nullptr;
+        EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuEventCreate(&e, 0));
+        EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuStreamSynchronize(nullptr));
+        EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuStreamQuery(reinterpret_cast<CUstream>(0x1)));
+        EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuStreamQuery(reinterpret_cast<CUstream>(0x2)));
+        EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuCtxSynchronize());
+        CUdevice d2;
+        EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuCtxGetDevice(&d2));
+        EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuCtxPopCurrent(&c));
+        // A named stream works from any thread (it carries its context).
+        EXPECT_EQ(CUDA_SUCCESS, D.cuStreamSynchronize(stream_));
+        EXPECT_EQ(CUDA_SUCCESS, D.cuCtxPushCurrent(ctx_));
+        EXPECT_EQ(CUDA_SUCCESS, D.cuStreamQuery(nullptr));
+        EXPECT_EQ(CUDA_SUCCESS, D.cuCtxPopCurrent(&c));
+        EXPECT_EQ(ctx_, c);
+        EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuCtxSetCurrent(reinterpret_cast<CUcontext>(0x5678)));
+    });
+    t.join();
+    OK(D.cuCtxGetCurrent(&cur));
+    EXPECT_EQ(ctx_, cur);  // untouched by the other thread
+}
+
+TEST_F(Sim, Streams) {
+    CUstream s = nullptr;
+    OK(D.cuStreamCreateWithPriority(&s, 0, -100));
+    int prio = 1;
+    OK(D.cuStreamGetPriority(s, &prio));
+    EXPECT_EQ(-5, prio);
+    unsigned flags = 99;
+    OK(D.cuStreamGetFlags(s, &flags));
+    EXPECT_EQ(0u, flags);
+    OK(D.cuStreamGetFlags(stream_, &flags));
+    EXPECT_EQ(unsigned(CU_STREAM_NON_BLOCKING), flags);
+    CUstream s2 = nullptr;
+    OK(D.cuStreamCreateWithPriority(&s2, 0, 7));
+    OK(D.cuStreamGetPriority(s2, &prio));
+    EXPECT_EQ(0, prio);
+    CUcontext c = nullptr;
+    OK(D.cuStreamGetCtx(s, &c));
+    EXPECT_EQ(ctx_, c);
+    OK(D.cuStreamGetCtx(nullptr, &c));
+    EXPECT_EQ(ctx_, c);
+    OK(D.cuStreamSynchronize(s));
+    OK(D.cuStreamQuery(s));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuStreamCreateWithPriority(&s2, 0x80, 0));
+    OK(D.cuStreamDestroy(s));
+    OK(D.cuStreamDestroy(s2));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuStreamDestroy(s));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuStreamSynchronize(s));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuStreamQuery(reinterpret_cast<CUstream>(0xdeadbeef)));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuStreamGetCtx(reinterpret_cast<CUstream>(&c), &c));
+}
+
+TEST_F(Sim, Events) {
+    CUevent a = nullptr, b = nullptr, nt = nullptr;
+    OK(D.cuEventCreate(&a, 0));
+    OK(D.cuEventCreate(&b, CU_EVENT_BLOCKING_SYNC));
+    OK(D.cuEventCreate(&nt, CU_EVENT_DISABLE_TIMING));
+    float ms = -1;
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuEventElapsedTime(&ms, a, b));  // never recorded
+    OK(D.cuEventRecord(a, stream_));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    OK(D.cuEventRecord(b, nullptr));
+    OK(D.cuEventQuery(a));
+    OK(D.cuEventSynchronize(b));
+    OK(D.cuStreamWaitEvent(stream_, a, 0));
+    OK(D.cuEventElapsedTime(&ms, a, b));
+    EXPECT_GE(ms, 15.0f);
+    EXPECT_LT(ms, 5000.0f);
+    OK(D.cuEventRecord(nt, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuEventElapsedTime(&ms, a, nt));
+    CUipcEventHandle h;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuIpcGetEventHandle(&h, a));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuEventCreate(&a, CU_EVENT_INTERPROCESS));  // needs DISABLE_TIMING
+    CUevent ipc = nullptr;
+    OK(D.cuEventCreate(&ipc, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING));
+    OK(D.cuIpcGetEventHandle(&h, ipc));
+    CUevent opened = nullptr;
+    OK(D.cuIpcOpenEventHandle(&opened, h));
+    OK(D.cuEventQuery(opened));
+    OK(D.cuStreamWaitEvent(stream_, opened, 0));
+    OK(D.cuEventDestroy(opened));
+    CUipcEventHandle bad;
+    std::memset(&bad, 0x5a, sizeof(bad));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuIpcOpenEventHandle(&opened, bad));
+    for (CUevent e : {a, b, nt, ipc}) OK(D.cuEventDestroy(e));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuEventDestroy(a));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuEventRecord(a, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuEventQuery(reinterpret_cast<CUevent>(0x77)));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuStreamWaitEvent(stream_, nullptr, 0));
+}
+
+TEST_F(Sim, AllocFreeMemcpyRoundTrip) {
+    CUmemoryPool pool = nullptr, pool2 = nullptr;
+    OK(D.cuDeviceGetDefaultMemPool(&pool, 0));
+    OK(D.cuDeviceGetMemPool(&pool2, 0));
+    EXPECT_EQ(pool, pool2);
+    CUdeviceptr a = alloc(pool, 1000), b = alloc(pool, 1000);
+    ASSERT_NE(0u, a);
+    ASSERT_NE(0u, b);
+    EXPECT_EQ(0u, a % 512);
+    EXPECT_EQ(0u, b % 512);
+    std::vector<unsigned char> src(1000);
+    for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 7);
+    OK(D.cuMemcpyAsync(a, reinterpret_cast<CUdeviceptr>(src.data()), src.size(), stream_));
+    OK(D.cuMemcpyAsync(b, a, src.size(), nullptr));
+    EXPECT_EQ(src, read(b, 1000));
+    OK(D.cuMemsetD8Async(a, 0xab, 1000, stream_));
+    EXPECT_EQ(std::vector<unsigned char>(1000, 0xab), read(a, 1000));
+    OK(D.cuMemsetD32Async(b, 0x01020304u, 250, stream_));
+    auto v = read(b, 8);
+    uint32_t w;
+    std::memcpy(&w, v.data() + 4, 4);
+    EXPECT_EQ(0x01020304u, w);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemsetD32Async(b + 1, 0, 1, stream_));  // misaligned
+
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    OK(D.cuMemGetAddressRange(&base, &size, a + 10));
+    EXPECT_EQ(a, base);
+    EXPECT_EQ(1000u, size);
+    int ord = -1;
+    OK(D.cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, a));
+    EXPECT_EQ(0, ord);
+    unsigned mt = 0;
+    OK(D.cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, a));
+    EXPECT_EQ(unsigned(CU_MEMORYTYPE_DEVICE), mt);
+    CUcontext c = nullptr;
+    OK(D.cuPointerGetAttribute(&c, CU_POINTER_ATTRIBUTE_CONTEXT, a));
+    EXPECT_EQ(ctx_, c);
+    CUmemoryPool pp = nullptr;
+    OK(D.cuPointerGetAttribute(&pp, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, a + 5));
+    EXPECT_EQ(pool, pp);
+    CUdeviceptr rs = 0;
+    OK(D.cuPointerGetAttribute(&rs, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, a + 5));
+    EXPECT_EQ(a, rs);
+    size_t rsz = 0;
+    OK(D.cuPointerGetAttribute(&rsz, CU_POINTER_ATTRIBUTE_RANGE_SIZE, a + 5));
+    EXPECT_EQ(1000u, rsz);
+
+    cuuint64_t used = 0, high = 0, zero = 0;
+    OK(D.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used));
+    EXPECT_EQ(2048u, used);
+    OK(D.cuMemFreeAsync(a, stream_));
+    OK(D.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used));
+    EXPECT_EQ(1024u, used);
+    OK(D.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &high));
+    EXPECT_GE(high, 2048u);
+    OK(D.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &zero));
+    OK(D.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &high));
+    EXPECT_EQ(1024u, high);
+    cuuint64_t one = 1;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_HIGH, &one));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &zero));
+    cuuint64_t thr = 1 << 30, got = 0;
+    OK(D.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &thr));
+    OK(D.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &got));
+    EXPECT_EQ(thr, got);
+    int reuse = -1, off = 0;
+    OK(D.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &reuse));
+    EXPECT_EQ(1, reuse);
+    OK(D.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &off));
+    OK(D.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &reuse));
+    EXPECT_EQ(0, reuse);
+    OK(D.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &one));
+
+    CUmemLocation loc{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    CUmemAccess_flags fl = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    OK(D.cuMemPoolGetAccess(&fl, pool, &loc));
+    EXPECT_EQ(CU_MEM_ACCESS_FLAGS_PROT_READWRITE, fl);
+    CUmemAccessDesc desc{};
+    desc.location = loc;
+    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolSetAccess(pool, &desc, 1));  // owner stays RW
+    desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    OK(D.cuMemPoolSetAccess(pool, &desc, 1));
+
+    // Freed memory: the first-fit list hands the block out again.
+    CUdeviceptr a2 = alloc(pool, 900);
+    EXPECT_EQ(a, a2);
+    OK(D.cuMemFreeAsync(a2, stream_));
+    OK(D.cuMemFreeAsync(b, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolDestroy(pool));  // default pool
+}
+
+TEST_F(Sim, InvalidHandlesAndPointersReturnErrors) {
+    CUmemoryPool pool = make_pool(false);
+    CUdeviceptr a = alloc(pool, 4096);
+    std::vector<unsigned char> host(64);
+    CUdeviceptr hp = reinterpret_cast<CUdeviceptr>(host.data());
+    // Unmapped / garbage pointers, never a crash.
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpyAsync(hp, CUdeviceptr(0x10), 16, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpyAsync(CUdeviceptr(0x10), hp, 16, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemsetD8Async(CUdeviceptr(0xdead0000), 1, 16, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpyAsync(hp, CUdeviceptr(~0ull - 8), 16, stream_));
+    // Read-only host memory is not a valid destination.
+    void* ro = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, ro);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(ro), a, 16, stream_));
+    OK(D.cuMemcpyAsync(a, reinterpret_cast<CUdeviceptr>(ro), 16, stream_));  // but a valid source
+    munmap(ro, 4096);
+    // Out of range of the allocation.
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpyAsync(hp, a + 4090, 16, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemsetD8Async(a, 0, 4097, stream_));
+    // Inside the pool but not allocated.
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpyAsync(hp, a + (1 << 20), 16, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemFreeAsync(a + 8, stream_));   // interior
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemFreeAsync(hp, stream_));      // host
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemFreeAsync(0x10, stream_));    // garbage
+    CUdeviceptr base;
+    size_t sz;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemGetAddressRange(&base, &sz, hp));
+    int ord;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, hp));
+    OK(D.cuMemFreeAsync(a, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemFreeAsync(a, stream_));  // double free
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpyAsync(hp, a, 16, stream_));  // use after free
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemGetAddressRange(&base, &sz, a));
+    // Bad stream / pool handles.
+    CUdeviceptr p;
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuMemAllocFromPoolAsync(&p, 16, pool, reinterpret_cast<CUstream>(0x999)));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuMemAllocFromPoolAsync(&p, 16, reinterpret_cast<CUmemoryPool>(0x42), stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemAllocFromPoolAsync(&p, 0, pool, stream_));
+    EXPECT_EQ(CUDA_ERROR_OUT_OF_MEMORY, D.cuMemAllocFromPoolAsync(&p, size_t(1) << 40, pool, stream_));
+    cuuint64_t v;
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuMemPoolGetAttribute(reinterpret_cast<CUmemoryPool>(&v), CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &v));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolCreate(&pool, nullptr));
+    int fd;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));  // not IPC
+    // Pool destroy with an outstanding allocation: memory stays valid until freed.
+    CUdeviceptr keep = alloc(pool, 256);
+    OK(D.cuMemPoolDestroy(pool));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuMemPoolDestroy(pool));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuMemAllocFromPoolAsync(&p, 16, pool, stream_));
+    OK(D.cuMemsetD8Async(keep, 3, 256, stream_));
+    OK(D.cuMemFreeAsync(keep, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemsetD8Async(keep, 3, 256, stream_));
+}
+
+TEST_F(Sim, IpcAcrossForkedChild) {
+    CUmemoryPool pool = make_pool(true);
+    const size_t n = 10000;
+    CUdeviceptr a = alloc(pool, n);
+    OK(D.cuMemsetD8Async(a, 0x11, n, stream_));
+    std::vector<unsigned char> pat(100);
+    for (size_t i = 0; i < pat.size(); ++i) pat[i] = static_cast<unsigned char>(200 + i);
+    OK(D.cuMemcpyAsync(a + 50, reinterpret_cast<CUdeviceptr>(pat.data()), pat.size(), stream_));
+    int fd = -1;
+    OK(D.cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CUmemPoolPtrExportData exp;
+    OK(D.cuMemPoolExportPointer(&exp, a));
+    // A non-base pointer cannot be exported.
+    CUmemPoolPtrExportData bad;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolExportPointer(&bad, a + 1));
+
+    pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        // Child: plain checks, report through the exit code.
+        CUmemoryPool imp = nullptr;
+        if (D.cuMemPoolImportFromShareableHandle(&imp, reinterpret_cast<void*>(static_cast<uintptr_t>(fd)),
+                                                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) != CUDA_SUCCESS)
+            _exit(10);
+        CUdeviceptr p = 0;
+        if (D.cuMemPoolImportPointer(&p, imp, &exp) != CUDA_SUCCESS) _exit(11);
+        std::vector<unsigned char> got(n);
+        if (D.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(got.data()), p, n, stream_) != CUDA_SUCCESS) _exit(12);
+        if (got[0] != 0x11 || got[n - 1] != 0x11) _exit(13);
+        if (std::memcmp(got.data() + 50, pat.data(), pat.size()) != 0) _exit(14);
+        CUdeviceptr base = 0;
+        size_t sz = 0;
+        if (D.cuMemGetAddressRange(&base, &sz, p + 3) != CUDA_SUCCESS || base != p || sz != n) _exit(15);
+        CUmemoryPool ph = nullptr;
+        if (D.cuPointerGetAttribute(&ph, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, p) != CUDA_SUCCESS || ph != imp) _exit(16);
+        if (D.cuMemsetD8Async(p, 0x22, 10, stream_) != CUDA_SUCCESS) _exit(17);
+        CUdeviceptr q;
+        if (D.cuMemAllocFromPoolAsync(&q, 16, imp, stream_) != CUDA_ERROR_INVALID_VALUE) _exit(18);
+        if (D.cuMemFreeAsync(p, stream_) != CUDA_SUCCESS) _exit(19);
+        if (D.cuMemPoolDestroy(imp) != CUDA_SUCCESS) _exit(20);
+        _exit(0);
+    }
+    int st = 0;
+    ASSERT_EQ(pid, waitpid(pid, &st, 0));
+    ASSERT_TRUE(WIFEXITED(st));
+    ASSERT_EQ(0, WEXITSTATUS(st)) << "child failed at step " << WEXITSTATUS(st);
+    auto v = read(a, 12);
+    EXPECT_EQ(0x22, v[0]);
+    EXPECT_EQ(0x22, v[9]);
+    EXPECT_EQ(0x11, v[10]);
+    close(fd);
+    OK(D.cuMemFreeAsync(a, stream_));
+    OK(D.cuMemPoolDestroy(pool));
+}
+
+TEST_F(Sim, IpcImportValidation) {
+    CUmemoryPool pa = make_pool(true), pb = make_pool(true);
+    CUdeviceptr a = alloc(pa, 4096);
+    CUmemPoolPtrExportData ea;
+    OK(D.cuMemPoolExportPointer(&ea, a));
+    CUmemoryPool ib = import_pool(pb), ia = import_pool(pa);
+    CUdeviceptr p = 0;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolImportPointer(&p, ib, &ea));  // wrong pool
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolImportPointer(&p, pa, &ea));  // not an imported pool
+    CUmemPoolPtrExportData junk = ea;
+    junk.reserved[20] ^= 0xff;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolImportPointer(&p, ia, &junk));  // corrupt
+    // A freed allocation cannot be imported (the shared table says so).
+    OK(D.cuMemFreeAsync(a, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolImportPointer(&p, ia, &ea));
+    // Reallocated at the same offset: the old export is still stale.
+    CUdeviceptr a2 = alloc(pa, 4096);
+    EXPECT_EQ(a, a2);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolImportPointer(&p, ia, &ea));
+    OK(D.cuMemFreeAsync(a2, stream_));
+    // Bad shareable handles.
+    CUmemoryPool x = nullptr;
+    auto as_handle = [](int f) { return reinterpret_cast<void*>(static_cast<uintptr_t>(f)); };
+    int devnull = open("/dev/null", O_RDWR);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolImportFromShareableHandle(&x, as_handle(devnull), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    close(devnull);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolImportFromShareableHandle(&x, as_handle(devnull), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));  // closed
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolImportFromShareableHandle(&x, reinterpret_cast<void*>(intptr_t(-1)), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    char tmpl[] = "/tmp/sim_test_XXXXXX";
+    int tf = mkstemp(tmpl);
+    ASSERT_GE(tf, 0);
+    unlink(tmpl);
+    ASSERT_EQ(0, ftruncate(tf, 8 << 20));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolImportFromShareableHandle(&x, as_handle(tf), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));  // no magic
+    close(tf);
+    int pfd = -1;
+    OK(D.cuMemPoolExportToShareableHandle(&pfd, pa, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolImportFromShareableHandle(&x, as_handle(pfd), CU_MEM_HANDLE_TYPE_NONE, 0));
+    EXPECT_GE(fcntl(pfd, F_GETFD), 0);  // the caller's fd is untouched
+    close(pfd);
+    for (CUmemoryPool q : {ia, ib, pa, pb}) OK(D.cuMemPoolDestroy(q));
+}
+
+TEST_F(Sim, NvbugDuplicateImportAliases) {
+    CUmemoryPool pool = make_pool(true);
+    CUdeviceptr a = alloc(pool, 8192);
+    OK(D.cuMemsetD8Async(a, 0x5c, 8192, stream_));
+    CUmemPoolPtrExportData e;
+    OK(D.cuMemPoolExportPointer(&e, a));
+    CUmemoryPool imp = import_pool(pool);
+    CUdeviceptr p1 = 0, p2 = 0;
+    OK(D.cuMemPoolImportPointer(&p1, imp, &e));
+    OK(D.cuMemPoolImportPointer(&p2, imp, &e));
+    EXPECT_EQ(p1, p2);  // aliased: same mapping, no refcount
+    EXPECT_NE(a, p1);   // a separate mapping of the same memory
+    EXPECT_EQ(0x5c, read(p2, 1)[0]);
+    OK(D.cuMemFreeAsync(p1, stream_));  // unmaps it for every alias
+    std::vector<unsigned char> h(16);
+    CUdeviceptr hp = reinterpret_cast<CUdeviceptr>(h.data());
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpyAsync(hp, p2, 16, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpyAsync(p2, hp, 16, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemsetD8Async(p2, 0, 16, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemFreeAsync(p2, stream_));
+    CUdeviceptr base;
+    size_t sz;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemGetAddressRange(&base, &sz, p2));
+    // After the free, importing again gives a fresh, working mapping.
+    CUdeviceptr p3 = 0;
+    OK(D.cuMemPoolImportPointer(&p3, imp, &e));
+    EXPECT_EQ(0x5c, read(p3, 1)[0]);
+    OK(D.cuMemsetD8Async(p3, 0x6d, 1, stream_));
+    EXPECT_EQ(0x6d, read(a, 1)[0]);  // shared memory
+    OK(D.cuMemFreeAsync(p3, stream_));
+    OK(D.cuMemFreeAsync(a, stream_));
+    OK(D.cuMemPoolDestroy(imp));
+    OK(D.cuMemPoolDestroy(pool));
+}
+
+TEST_F(Sim, PinnedPoolDuplicateImportIsAlreadyMapped) {
+    CUmemoryPool pool = make_pool(true, CU_MEM_LOCATION_TYPE_HOST_NUMA);
+    CUdeviceptr a = alloc(pool, 1000);
+    unsigned mt = 0;
+    OK(D.cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, a));
+    EXPECT_EQ(unsigned(CU_MEMORYTYPE_HOST), mt);
+    CUmemPoolPtrExportData e;
+    OK(D.cuMemPoolExportPointer(&e, a));
+    CUmemoryPool imp = import_pool(pool);
+    CUdeviceptr p1 = 0, p2 = 0;
+    OK(D.cuMemPoolImportPointer(&p1, imp, &e));
+    EXPECT_EQ(CUDA_ERROR_ALREADY_MAPPED, D.cuMemPoolImportPointer(&p2, imp, &e));
+    OK(D.cuMemFreeAsync(p1, stream_));
+    OK(D.cuMemPoolImportPointer(&p2, imp, &e));
+    OK(D.cuMemFreeAsync(p2, stream_));
+    OK(D.cuMemFreeAsync(a, stream_));
+    OK(D.cuMemPoolDestroy(imp));
+    OK(D.cuMemPoolDestroy(pool));
+}
+
+TEST_F(Sim, CallCounts) {
+    D.cuSimResetCallCounts();
+    EXPECT_EQ(0u, D.cuSimCallCount("cuDeviceGetCount"));
+    int n;
+    for (int i = 0; i < 3; ++i) OK(D.cuDeviceGetCount(&n));
+    EXPECT_EQ(3u, D.cuSimCallCount("cuDeviceGetCount"));
+    CUstream s;
+    OK(D.cuStreamCreateWithPriority(&s, 0, 0));
+    OK(D.cuStreamDestroy(s));
+    EXPECT_EQ(1u, D.cuSimCallCount("cuStreamDestroy"));  // undecorated name
+    EXPECT_EQ(0u, D.cuSimCallCount("cuNoSuchThing"));
+    EXPECT_EQ(0u, D.cuSimCallCount(nullptr));
+    D.cuSimResetCallCounts();
+    EXPECT_EQ(0u, D.cuSimCallCount("cuDeviceGetCount"));
+}
+
+TEST_F(Sim, ConcurrentAllocImportFree) {
+    CUmemoryPool pool = make_pool(true);
+    CUmemoryPool imp = import_pool(pool);
+    std::atomic<int> failures{0};
+    std::vector<std::thread> ts;
+    for (int t = 0; t < 4; ++t) {
+        ts.emplace_back([&, t] {
+            D.cuCtxSetCurrent(ctx_);
+            for (int i = 0; i < 200; ++i) {
+                CUdeviceptr a = 0, p = 0;
+                if (D.cuMemAllocFromPoolAsync(&a, 4096 + 512 * size_t(t), pool, nullptr) != CUDA_SUCCESS) { ++failures; continue; }
+                CUmemPoolPtrExportData e;
+                if (D.cuMemPoolExportPointer(&e, a) != CUDA_SUCCESS) ++failures;
+                if (D.cuMemPoolImportPointer(&p, imp, &e) != CUDA_SUCCESS) ++failures;
+                if (D.cuMemsetD8Async(p, static_cast<unsigned char>(i), 64, nullptr) != CUDA_SUCCESS) ++failures;
+                unsigned char b = 0;
+                if (D.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(&b), a + 63, 1, nullptr) != CUDA_SUCCESS || b != static_cast<unsigned char>(i)) ++failures;
+                if (D.cuMemFreeAsync(p, nullptr) != CUDA_SUCCESS) ++failures;
+                if (D.cuMemFreeAsync(a, nullptr) != CUDA_SUCCESS) ++failures;
+            }
+        });
+    }
+    for (auto& t : ts) t.join();
+    EXPECT_EQ(0, failures.load());
+    cuuint64_t used = 1;
+    OK(D.cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, &used));
+    EXPECT_EQ(0u, used);
+    OK(D.cuMemPoolDestroy(imp));
+    OK(D.cuMemPoolDestroy(pool));
+}
+
+// --- knob tests: a child re-executes this binary with the knobs set ---------
+TEST_F(Sim, KnobDeviceCountAndPeer) {
+    EXPECT_EQ(0, run_self("SimChild.DeviceCount3", {{"CUDA_SIM_DEVICE_COUNT", "3"}}));
+    EXPECT_EQ(0, run_self("SimChild.NoPeer", {{"CUDA_SIM_DEVICE_COUNT", "2"}, {"CUDA_SIM_PEER_ACCESS", "0"}}));
+}
+
+TEST_F(Sim, KnobLatencyOverlapsAcrossThreads) {
+    EXPECT_EQ(0, run_self("SimChild.Latency", {{"CUDA_SIM_LATENCY_US", "cuMemPoolImportPointer=400000, cuMemFreeAsync=1000"}}));
+}
+
+TEST_F(Sim, KnobFailureInjection) {
+    EXPECT_EQ(0, run_self("SimChild.Fail", {{"CUDA_SIM_FAIL",
+        "cuMemFreeAsync=CUDA_ERROR_INVALID_VALUE@1,cuMemPoolImportPointer=700@3,cuStreamQuery=CUDA_ERROR_NOT_READY@2"}}));
+}
+
+class SimChild : public Sim {
+  protected:
+    void SetUp() override {
+        if (!is_child()) GTEST_SKIP() << "runs only in a re-executed child";
+        Sim::SetUp();
+    }
+};
+
+TEST_F(SimChild, DeviceCount3) {
+    int n = 0;
+    OK(D.cuDeviceGetCount(&n));
+    EXPECT_EQ(3, n);
+    char bus[32];
+    OK(D.cuDeviceGetPCIBusId(bus, sizeof(bus), 2));
+    EXPECT_STREQ("0000:02:00.0", bus);
+    CUuuid u0, u2;
+    OK(D.cuDeviceGetUuid(&u0, 0));
+    OK(D.cuDeviceGetUuid(&u2, 2));
+    EXPECT_NE(0, std::memcmp(&u0, &u2, sizeof(u0)));
+    int peer = 0;
+    OK(D.cuDeviceCanAccessPeer(&peer, 0, 2));
+    EXPECT_EQ(1, peer);
+    CUcontext c2;
+    OK(D.cuDevicePrimaryCtxRetain(&c2, 2));
+    EXPECT_NE(ctx_, c2);
+    OK(D.cuCtxPushCurrent(c2));
+    CUstream s;
+    OK(D.cuStreamCreateWithPriority(&s, 0, 0));
+    CUcontext sc;
+    OK(D.cuStreamGetCtx(s, &sc));
+    EXPECT_EQ(c2, sc);
+    CUmemoryPool p2;
+    OK(D.cuDeviceGetDefaultMemPool(&p2, 2));
+    CUdeviceptr a;
+    OK(D.cuMemAllocFromPoolAsync(&a, 64, p2, s));
+    int ord = -1;
+    OK(D.cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, a));
+    EXPECT_EQ(2, ord);
+    OK(D.cuMemFreeAsync(a, s));
+    OK(D.cuStreamDestroy(s));
+    CUcontext popped;
+    OK(D.cuCtxPopCurrent(&popped));
+    EXPECT_EQ(c2, popped);
+    OK(D.cuDevicePrimaryCtxRelease(2));
+}
+
+TEST_F(SimChild, NoPeer) {
+    int peer = 1;
+    OK(D.cuDeviceCanAccessPeer(&peer, 0, 1));
+    EXPECT_EQ(0, peer);
+}
+
+TEST_F(SimChild, Latency) {
+    CUmemoryPool pool = make_pool(true);
+    CUmemoryPool imp = import_pool(pool);
+    CUdeviceptr a = alloc(pool, 4096), b = alloc(pool, 4096);
+    CUmemPoolPtrExportData ea, eb;
+    OK(D.cuMemPoolExportPointer(&ea, a));
+    OK(D.cuMemPoolExportPointer(&eb, b));
+    auto t0 = std::chrono::steady_clock::now();
+    CUdeviceptr pa = 0, pb = 0;
+    CUresult ra = CUDA_ERROR_UNKNOWN, rb = CUDA_ERROR_UNKNOWN;
+    std::thread t1([&] { ra = D.cuMemPoolImportPointer(&pa, imp, &ea); });
+    std::thread t2([&] { rb = D.cuMemPoolImportPointer(&pb, imp, &eb); });
+    t1.join();
+    t2.join();
+    double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    OK(ra);
+    OK(rb);
+    EXPECT_GE(ms, 395.0);
+    EXPECT_LT(ms, 700.0) << "imports of different allocations must overlap (1x, not 2x the latency)";
+    for (CUdeviceptr p : {pa, pb, a, b}) OK(D.cuMemFreeAsync(p, stream_));
+    OK(D.cuMemPoolDestroy(imp));
+    OK(D.cuMemPoolDestroy(pool));
+}
+
+TEST_F(SimChild, Fail) {
+    OK(D.cuStreamQuery(stream_));
+    EXPECT_EQ(CUDA_ERROR_NOT_READY, D.cuStreamQuery(stream_));
+    OK(D.cuStreamQuery(stream_));
+    EXPECT_EQ(CUDA_ERROR_NOT_READY, D.cuStreamQuery(stream_));
+    CUmemoryPool pool = make_pool(true);
+    CUdeviceptr a = alloc(pool, 4096);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemFreeAsync(a, stream_));
+    OK(D.cuMemsetD8Async(a, 1, 16, stream_));  // the failed free had no effect
+    CUmemPoolPtrExportData e;
+    OK(D.cuMemPoolExportPointer(&e, a));
+    CUmemoryPool imp = import_pool(pool);
+    CUdeviceptr p = 0;
+    OK(D.cuMemPoolImportPointer(&p, imp, &e));
+    OK(D.cuMemPoolImportPointer(&p, imp, &e));
+    CUdeviceptr q = 0;
+    EXPECT_EQ(CUDA_ERROR_ILLEGAL_ADDRESS, D.cuMemPoolImportPointer(&q, imp, &e));
+    EXPECT_EQ(0u, q);  // a failing call writes nothing
+    EXPECT_EQ(3u, D.cuSimCallCount("cuMemPoolImportPointer"));
+}
+
+}  // namespace
