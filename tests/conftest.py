@@ -1,0 +1,115 @@
+"""Shared fixtures. The suite runs against whatever `cuda.core` is importable:
+ours on the real driver, ours on the simulated driver (CUDA_CORE_DRIVER_LIBRARY
+points at libcuda_sim.so: CI), or upstream's (IPC regression scenarios only)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+SCENARIOS = HERE / "scenarios"
+
+
+def _driver_state():
+    """(available, simulated, description) of the driver cuda.core will use."""
+    try:
+        from cuda.core._core import _driver_info
+    except ImportError:  # upstream cuda.core: a real driver or nothing
+        try:
+            from cuda.core import Device
+
+            Device()
+            return True, False, "real CUDA driver (upstream cuda.core)"
+        except Exception as exc:  # noqa: BLE001
+            return False, False, f"no usable driver: {exc}"
+    loaded, path, simulated, error = _driver_info()
+    if not loaded:
+        return False, False, error
+    if simulated:
+        return True, True, f"SIMULATED driver {path} (CUDA_CORE_DRIVER_LIBRARY)"
+    return True, False, f"real CUDA driver {path}"
+
+
+DRIVER_AVAILABLE, DRIVER_SIMULATED, DRIVER_DESCRIPTION = _driver_state()
+IS_OURS = False
+try:
+    import cuda.core._core  # noqa: F401
+
+    IS_OURS = True
+except ImportError:
+    pass
+
+
+def pytest_report_header(config):
+    import cuda.core
+
+    return [f"cuda.core: {cuda.core.__file__}", f"driver: {DRIVER_DESCRIPTION}"]
+
+
+def pytest_collection_modifyitems(config, items):
+    no_driver = pytest.mark.skip(
+        reason="no GPU and no CUDA driver present (set CUDA_CORE_DRIVER_LIBRARY to the simulated driver to run "
+        f"this without a GPU): {DRIVER_DESCRIPTION}")
+    need_real = pytest.mark.skip(reason="needs a real GPU: running on the simulated driver")
+    need_sim = pytest.mark.skip(reason="needs the simulated driver's knobs (CUDA_CORE_DRIVER_LIBRARY=libcuda_sim.so)")
+    need_ours = pytest.mark.skip(reason="exercises internals of this package, not upstream cuda.core")
+    for item in items:
+        if "no_driver_ok" not in item.keywords and not DRIVER_AVAILABLE:
+            item.add_marker(no_driver)
+        if "gpu" in item.keywords and DRIVER_SIMULATED:
+            item.add_marker(need_real)
+        if "sim_only" in item.keywords and not DRIVER_SIMULATED:
+            item.add_marker(need_sim)
+        if "ours_only" in item.keywords and not IS_OURS:
+            item.add_marker(need_ours)
+
+
+def pytest_configure(config):
+    for line in ("gpu: needs a real CUDA GPU", "sim_only: needs the simulated driver's knobs",
+                 "no_driver_ok: runs without any driver", "ours_only: tests this package's internals",
+                 "slow: long-running stress"):
+        config.addinivalue_line("markers", line)
+
+
+def run_python(args, env_extra=None, timeout=120, cwd=None):
+    """Run `python args...` in a fresh interpreter; returns CompletedProcess (text)."""
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    for key, value in (env_extra or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = str(value)
+    return subprocess.run([sys.executable, *map(str, args)], env=env, capture_output=True, text=True,
+                          timeout=timeout, cwd=cwd)
+
+
+@pytest.fixture
+def device():
+    from cuda.core import Device
+
+    dev = Device()
+    dev.set_current()
+    return dev
+
+
+@pytest.fixture
+def stream(device):
+    return device.create_stream()
+
+
+@pytest.fixture
+def ipc_mr(device):
+    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions
+
+    if not device.properties.memory_pools_supported:
+        pytest.skip("device does not support memory pools")
+    mr = DeviceMemoryResource(device, DeviceMemoryResourceOptions(ipc_enabled=True, max_size=32 << 20))
+    yield mr
+    mr.close()
+
+
+def open_fd_count():
+    return len(os.listdir("/proc/self/fd"))

@@ -1,0 +1,189 @@
+"""IPC threading scenarios, public cuda.core API only, runnable against ANY
+installed cuda.core (ours, or upstream's on the GPU machine).
+
+    python ipc_threads.py seed  [--threads 4]  [--budget 30]
+    python ipc_threads.py churn [--threads 8] [--iterations 200] [--budget 60]
+    python ipc_threads.py distinct [--threads 8] [--per-thread 16] [--budget 60]
+
+The parent process creates an IPC-enabled pool, allocates and fills buffers,
+and sends the pool and descriptors to a spawned child. The child runs the
+importing threads under a faulthandler watchdog: a hang dumps every thread's
+stack and exits with code 1 after --budget seconds, so a deadlock becomes a
+failure in bounded time instead of a hung CI. The parent prints one JSON line
+last: {"outcome": "ok" | "deadlock" | "error", ...} and exits 0 / 3 / 4.
+"""
+import argparse
+import faulthandler
+import json
+import multiprocessing as mp
+import sys
+import threading
+import time
+
+PATTERN_BASE = 0x40
+
+
+def _host_view(nbytes):
+    import numpy as np
+
+    return np.zeros(nbytes, dtype=np.uint8)
+
+
+def _read_back(Buffer, buffer, stream):
+    """Copy a device buffer to host memory and return it as a numpy array."""
+    host = _host_view(buffer.size)
+    dst = Buffer.from_handle(host.ctypes.data, buffer.size)
+    buffer.copy_to(dst, stream=stream)
+    stream.sync()
+    dst.close()
+    return host
+
+
+def child_main(mode, threads, iterations, budget, queue, results):
+    faulthandler.dump_traceback_later(budget, exit=True)
+    from cuda.core import Buffer, Device
+
+    device = Device()
+    device.set_current()
+    mr = queue.get()
+    descriptors = queue.get()
+    sizes = queue.get()
+
+    done = [0] * threads
+    errors = []
+    errors_lock = threading.Lock()
+    barrier = threading.Barrier(threads)
+    checks = [0]
+
+    def record(exc, index):
+        with errors_lock:
+            errors.append(f"thread {index}: {type(exc).__name__}: {exc}")
+
+    def seed(index):
+        Device().set_current()
+        barrier.wait()
+        try:
+            buffer = Buffer.from_ipc_descriptor(mr, descriptors[index], stream=device.default_stream)
+            done[index] = 1
+            buffer.close()
+        except Exception as exc:  # reported, never swallowed
+            record(exc, index)
+
+    def churn(index):
+        dev = Device()
+        dev.set_current()
+        stream = dev.default_stream
+        barrier.wait()
+        try:
+            for it in range(iterations):
+                buffer = Buffer.from_ipc_descriptor(mr, descriptors[0], stream=stream)
+                if it % 25 == index % 25:
+                    host = _read_back(Buffer, buffer, stream)
+                    if not (host == PATTERN_BASE).all():
+                        raise AssertionError(f"iteration {it}: read {host[:4].tolist()}..., expected {PATTERN_BASE}")
+                    with errors_lock:
+                        checks[0] += 1
+                buffer.close()
+            done[index] = 1
+        except Exception as exc:
+            record(exc, index)
+
+    def distinct(index):
+        dev = Device()
+        dev.set_current()
+        stream = dev.default_stream
+        per = len(descriptors) // threads
+        barrier.wait()
+        try:
+            mine = []
+            for k in range(index * per, (index + 1) * per):
+                mine.append((k, Buffer.from_ipc_descriptor(mr, descriptors[k], stream=stream)))
+            for k, buffer in mine:
+                host = _read_back(Buffer, buffer, stream)
+                expected = (PATTERN_BASE + k) % 256
+                if not (host == expected).all():
+                    raise AssertionError(f"descriptor {k}: read {host[:4].tolist()}..., expected {expected}")
+                with errors_lock:
+                    checks[0] += 1
+                buffer.close()
+            done[index] = 1
+        except Exception as exc:
+            record(exc, index)
+
+    target = {"seed": seed, "churn": churn, "distinct": distinct}[mode]
+    started = time.perf_counter()
+    workers = [threading.Thread(target=target, args=(i,), daemon=True) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join(timeout=budget)
+    elapsed = time.perf_counter() - started
+    results.put({"alive": [w.is_alive() for w in workers], "done": done, "errors": errors,
+                 "checks": checks[0], "seconds": round(elapsed, 3)})
+    faulthandler.cancel_dump_traceback_later()
+
+
+def parent_main(args):
+    mp.set_start_method("spawn", force=True)
+    from cuda.core import Device, DeviceMemoryResource, DeviceMemoryResourceOptions
+
+    device = Device()
+    device.set_current()
+    if not device.properties.memory_pools_supported:
+        print(json.dumps({"outcome": "error", "why": "device does not support mempools"}))
+        return 4
+    count = {"seed": args.threads, "churn": 1, "distinct": args.threads * args.per_thread}[args.mode]
+    size = 4096
+    mr = DeviceMemoryResource(device, DeviceMemoryResourceOptions(max_size=max(2 << 20, 2 * count * 65536), ipc_enabled=True))
+    stream = device.default_stream
+    buffers = [mr.allocate(size, stream=stream) for _ in range(count)]
+    for k, buffer in enumerate(buffers):
+        buffer.fill((PATTERN_BASE + k) % 256, stream=stream)
+    stream.sync()
+
+    queue, results = mp.Queue(), mp.Queue()
+    proc = mp.Process(target=child_main, args=(args.mode, args.threads, args.iterations, args.budget, queue, results))
+    proc.start()
+    queue.put(mr)
+    queue.put([b.ipc_descriptor for b in buffers])
+    queue.put([b.size for b in buffers])
+    outcome = {"mode": args.mode, "threads": args.threads}
+    try:
+        got = results.get(timeout=args.budget + 30)
+        outcome.update(got)
+        if any(got["alive"]):
+            outcome["outcome"] = "deadlock"
+        elif got["errors"] or not all(d == 1 for d in got["done"]):
+            outcome["outcome"] = "error"
+        else:
+            outcome["outcome"] = "ok"
+    except Exception:
+        outcome["outcome"] = "deadlock"
+        outcome["why"] = "the importing process produced no result (its watchdog fired)"
+    proc.join(timeout=10)
+    if proc.is_alive():
+        proc.kill()
+        proc.join()
+    outcome["child_exitcode"] = proc.exitcode
+    for b in buffers:
+        b.close()
+    mr.close()
+    print(json.dumps(outcome), flush=True)
+    return {"ok": 0, "deadlock": 3}.get(outcome["outcome"], 4)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("mode", choices=["seed", "churn", "distinct"])
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--per-thread", type=int, default=16)
+    parser.add_argument("--budget", type=float, default=30.0)
+    args = parser.parse_args(argv)
+    if args.threads is None:
+        args.threads = {"seed": 4, "churn": 8, "distinct": 8}[args.mode]
+    return parent_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
