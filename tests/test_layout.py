@@ -1,0 +1,69 @@
+"""House rules that the source tree must keep, checked by reading it."""
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CPP = ROOT / "cpp"
+
+pytestmark = pytest.mark.no_driver_ok
+
+
+def cpp_sources():
+    return [p for p in CPP.rglob("*") if p.suffix in {".cpp", ".hpp", ".h", ".cc"} and "negative" not in p.parts]
+
+
+def test_only_the_seam_includes_python_h():
+    offenders = []
+    for path in cpp_sources():
+        if re.search(r'#\s*include\s*[<"]Python\.h[>"]', path.read_text()):
+            if not (path.name == "gil.hpp" or path.name.startswith("py_") or "tests" in path.parts):
+                offenders.append(str(path.relative_to(ROOT)))
+    assert offenders == []
+
+
+def test_no_cuda_init_py_namespace_package():
+    assert not (ROOT / "cuda_core" / "cuda" / "__init__.py").exists()
+    assert (ROOT / "cuda_core" / "cuda" / "core" / "__init__.py").exists()
+
+
+def test_every_mutex_is_the_annotated_one():
+    """C++ locks in the core are cuda_core::Mutex (counted, annotated), except the
+    deliberately broken legacy-order test switch."""
+    for path in cpp_sources():
+        if "sim" in path.parts or "tests" in path.parts:
+            continue
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            code = line.split("//")[0]
+            if re.search(r"std::(recursive_)?mutex\b", code) and "legacy" not in code and "mutex_;" not in code:
+                pytest.fail(f"{path.relative_to(ROOT)}:{n}: plain std::mutex outside Mutex: {line.strip()}")
+
+
+def test_gil_release_guard_precedes_the_lock_in_deviceptr_import_ipc():
+    text = (CPP / "resource_handles.cpp").read_text()
+    body = text[text.index("DevicePtrHandle deviceptr_import_ipc("):]
+    body = body[: body.index("\n}\n")]
+    assert body.index("GILReleaseGuard gil;") < body.index("MutexLock lock(ipc_cache_mutex)")
+
+
+def test_the_cache_mutex_is_documented_beside_its_declaration_and_in_design():
+    ts = (CPP / "thread_safety.hpp").read_text()
+    assert "extern Mutex ipc_cache_mutex;" in ts and "GIL is the outermost lock" in ts
+    assert "outermost" in (ROOT / "DESIGN.md").read_text()
+
+
+def test_only_one_cython_function_converts_cuda_errors():
+    pxi = "".join(p.read_text() for p in (ROOT / "cuda_core" / "cuda" / "core").glob("*.pxi"))
+    assert pxi.count("raise CUDAError(") == 2  # both inside raise_driver_error
+    body = pxi[pxi.index("cdef int raise_driver_error"):]
+    body = body[: body.index("\ncdef ")]
+    assert body.count("raise CUDAError(") == 2
+
+
+def test_deleters_are_noexcept():
+    text = (CPP / "resource_handles.cpp").read_text()
+    for match in re.finditer(r"\[\]\(const \w+Box\* box\)([^{]*)\{", text):
+        assert "noexcept" in match.group(1), match.group(0)
+    for name in ("release_allocation", "release_cached_import", "destroy_pool_box", "destroy_event_box"):
+        assert re.search(rf"void {name}\(const \w+\* box\) noexcept", text), name
