@@ -149,7 +149,7 @@ def parent_main(args):
     queue.put([b.size for b in buffers])
     outcome = {"mode": args.mode, "threads": args.threads}
     try:
-        got = results.get(timeout=args.budget + 30)
+        got = results.get(timeout=args.budget + 15)
         outcome.update(got)
         if any(got["alive"]):
             outcome["outcome"] = "deadlock"

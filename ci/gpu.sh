@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# On a machine with a GPU (no network): build ours, run the whole pytest suite
+# on the real driver, the seed reproducer, the churn, the same scenarios
+# against upstream cuda.core (expected: deadlock, caught by the watchdog), and
+# the benchmarks. Prints a short summary last. Logs go to $OUT (or build/gpu-logs).
+#
+#   bash ci/gpu.sh [--no-bench] [--quick]
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+LOGS=${OUT:-$ROOT/build/gpu-logs}
+mkdir -p "$LOGS"
+BENCH=1; QUICK=0
+for a in "$@"; do case $a in --no-bench) BENCH=0;; --quick) QUICK=1;; esac; done
+export PYTHONUNBUFFERED=1
+unset CUDA_CORE_DRIVER_LIBRARY
+SUMMARY=()
+note() { SUMMARY+=("$*"); echo "== $*"; }
+BASE_PY=$(command -v python3)
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -2 | tee "$LOGS/gpu.txt"
+echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)  date $(date -u +%FT%TZ)" | tee -a "$LOGS/gpu.txt"
+
+# --- build ours into a venv that sees the base site-packages (Cython, pytest, numpy, upstream)
+t0=$(date +%s)
+"$BASE_PY" -m venv --system-site-packages build/gpuvenv >/dev/null
+PY=$ROOT/build/gpuvenv/bin/python
+if "$PY" -m pip install -q --no-build-isolation --no-index --no-deps . >"$LOGS/build.log" 2>&1; then
+    note "build: ok ($(( $(date +%s) - t0 )) s)"
+else
+    tail -30 "$LOGS/build.log"; note "build: FAILED"; printf '%s\n' "${SUMMARY[@]}"; exit 1
+fi
+"$PY" -c "import cuda.core, cuda.core._core as c; print(cuda.core.__file__, c._driver_info())" | tee -a "$LOGS/gpu.txt"
+"$BASE_PY" -c "import cuda.core as u; print('upstream', getattr(u, '__version__', '?'), u.__file__)" 2>&1 | tail -1 | tee -a "$LOGS/gpu.txt"
+
+# --- the seed reproducer, verbatim, with ours
+out=$(timeout 150 "$PY" tests/scenarios/seed_repro.py 2>&1); rc=$?
+echo "$out" | tail -4
+note "seed reproducer (ours): rc=$rc $(echo "$out" | grep -E 'no deadlock|DEADLOCK' | head -1)"
+
+# --- churn 8 x 200 with ours
+out=$(timeout 150 "$PY" tests/scenarios/ipc_threads.py churn --threads 8 --iterations 200 --budget 60 2>&1); rc=$?
+note "churn 8x200 (ours): rc=$rc $(echo "$out" | tail -1 | cut -c1-300)"
+
+# --- the whole pytest suite with ours, on the real driver
+if [[ $QUICK == 1 ]]; then SEL=(tests/test_regression_ipc_deadlock.py tests/test_sim_knobs.py tests/test_layout.py); else SEL=(tests); fi
+timeout 480 "$PY" -m pytest -q -rs -p no:cacheprovider "${SEL[@]}" --junitxml="$LOGS/pytest-ours.xml" >"$LOGS/pytest-ours.log" 2>&1
+rc=$?
+tail -25 "$LOGS/pytest-ours.log"
+note "pytest (ours, real driver): rc=$rc $(tail -1 "$LOGS/pytest-ours.log")"
+
+# --- the same public-API scenarios against upstream: the watchdog must report the deadlock
+out=$(timeout 120 "$BASE_PY" tests/scenarios/ipc_threads.py seed --threads 4 --budget 15 2>/dev/null | tail -1); rc=$?
+note "seed scenario (upstream 1.2.0): rc=$rc $(echo "$out" | cut -c1-200)"
+out=$(timeout 120 "$BASE_PY" tests/scenarios/ipc_threads.py churn --threads 8 --iterations 200 --budget 15 2>/dev/null | tail -1); rc=$?
+note "churn 8x200 (upstream 1.2.0): rc=$rc $(echo "$out" | cut -c1-200)"
+
+# --- ours with the old order restored by the test switch: the watchdog must fire
+out=$(CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER=1 timeout 120 "$PY" tests/scenarios/ipc_threads.py seed --threads 4 --budget 15 2>/dev/null | tail -1); rc=$?
+note "seed scenario (ours, legacy order switch): rc=$rc $(echo "$out" | cut -c1-200)"
+
+# --- benchmarks
+if [[ $BENCH == 1 && -f bench/run.py ]]; then
+    timeout 420 "$PY" bench/run.py --ours-python "$PY" --upstream-python "$BASE_PY" >"$LOGS/bench.log" 2>&1
+    rc=$?
+    cp bench/results/*.json bench/results/*.md "$LOGS/" 2>/dev/null
+    tail -40 "$LOGS/bench.log"
+    note "bench: rc=$rc"
+fi
+
+echo
+echo "================ summary ================"
+printf '%s\n' "${SUMMARY[@]}"
