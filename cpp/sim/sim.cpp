@@ -44,7 +44,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
-#include <shared_mutex>
+#include <condition_variable>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -95,10 +95,17 @@ constexpr size_t kTotalMem = size_t(80) << 30;
 constexpr int kPrioLeast = 0, kPrioGreatest = -5;
 constexpr size_t kMaxTombstones = 1024;
 
+// Undecorated names ("cuStreamDestroy"); a cuda.h version suffix is ignored.
 int fn_index(const char* name) {
     if (!name) return -1;
     for (int i = 0; i < FN_COUNT; ++i)
         if (std::strcmp(kFnNames[i], name) == 0) return i;
+    size_t len = std::strlen(name);
+    if (len > 3 && name[len - 3] == '_' && name[len - 2] == 'v' && name[len - 1] >= '2' && name[len - 1] <= '9') {
+        std::string base(name, len - 3);
+        for (int i = 0; i < FN_COUNT; ++i)
+            if (base == kFnNames[i]) return i;
+    }
     return -1;
 }
 
@@ -404,8 +411,69 @@ struct Region {
 
 using AliasKey = std::tuple<Uid, uint64_t, uint64_t>;  // pool uid, offset, serial
 
+// A reader/writer lock that survives fork(). glibc's rwlock remembers the
+// writer's kernel TID, which changes in a forked child, so an rwlock held
+// across fork cannot be released there. This one keeps its state in plain
+// fields under a std::mutex: before fork the forking thread takes it
+// exclusively (and holds the inner mutex), and the child resets it.
+class ForkSafeRWLock {
+  public:
+    void lock() {
+        std::unique_lock<std::mutex> l(m_);
+        ++waiting_writers_;
+        cv_.wait(l, [this] { return !writer_ && readers_ == 0; });
+        --waiting_writers_;
+        writer_ = true;
+    }
+    void unlock() {
+        {
+            std::lock_guard<std::mutex> l(m_);
+            writer_ = false;
+        }
+        cv_.notify_all();
+    }
+    void lock_shared() {
+        std::unique_lock<std::mutex> l(m_);
+        cv_.wait(l, [this] { return !writer_ && waiting_writers_ == 0; });
+        ++readers_;
+    }
+    void unlock_shared() {
+        bool last;
+        {
+            std::lock_guard<std::mutex> l(m_);
+            last = --readers_ == 0;
+        }
+        if (last) cv_.notify_all();
+    }
+    void before_fork() {
+        lock();
+        m_.lock();
+    }
+    void after_fork_parent() {
+        m_.unlock();
+        unlock();
+    }
+    void after_fork_child() {
+        // Only the forking thread exists now; it holds the lock exclusively.
+        // A default pthread mutex does not check its owner on unlock; the
+        // condition variable may count waiters that no longer exist: renew it.
+        new (&cv_) std::condition_variable();
+        readers_ = 0;
+        waiting_writers_ = 0;
+        writer_ = false;
+        m_.unlock();
+    }
+
+  private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    int readers_ = 0;
+    int waiting_writers_ = 0;
+    bool writer_ = false;
+};
+
 struct State {
-    std::shared_mutex mu;
+    ForkSafeRWLock mu;
     uint64_t next_id = 1;
     int ctx_refcount[kMaxDevices] = {};
     std::unordered_map<uint64_t, Stream> streams;
@@ -707,21 +775,28 @@ bool resolve_device(uintptr_t p, Resolved* out, bool* in_region) {
     return true;
 }
 
+// Is [p, p+n) readable host memory of this process? One byte per page is
+// read through process_vm_readv (the kernel checks the access: a bad address
+// gives EFAULT instead of SIGSEGV), batched IOV_MAX pages per call.
 bool host_readable(uintptr_t p, size_t n) {
-    char buf[4096];
-    size_t done = 0;
-    while (done < n) {
-        size_t chunk = std::min(n - done, sizeof(buf));
-        iovec local{buf, 1};
-        iovec remote[2] = {{reinterpret_cast<void*>(p + done), 1},
-                           {reinterpret_cast<void*>(p + done + chunk - 1), 1}};
-        // Probe the first and last byte of every page-sized chunk.
-        for (auto& rv : remote) {
-            if (process_vm_readv(getpid(), &local, 1, &rv, 1, 0) != 1) return false;
+    constexpr size_t kBatch = 1024;
+    char sink[kBatch];
+    iovec remote[kBatch];
+    uintptr_t last = p + n - 1;
+    uintptr_t page = p;
+    while (true) {
+        size_t k = 0;
+        for (; k < kBatch; ++k) {
+            remote[k].iov_base = reinterpret_cast<void*>(page);
+            remote[k].iov_len = 1;
+            uintptr_t next = (page & ~uintptr_t(kPage - 1)) + kPage;
+            if (page == last) { ++k; break; }
+            page = next <= last ? next : last;
         }
-        done += chunk;
+        iovec local{sink, k};
+        if (process_vm_readv(getpid(), &local, 1, remote, k, 0) != ssize_t(k)) return false;
+        if (reinterpret_cast<uintptr_t>(remote[k - 1].iov_base) == last) return true;
     }
-    return true;
 }
 
 // Validate a range: inside one live device allocation, or ordinary host
@@ -787,12 +862,10 @@ CUresult do_fill(uintptr_t dst, bool host, const void* pattern, size_t psize, si
     return CUDA_SUCCESS;
 }
 
-// fork(): no other thread may hold the lock while the address space is
-// copied. The child gets a fresh lock: glibc's rwlock remembers the writer's
-// TID, which differs in the child, so unlocking the inherited one misbehaves.
-void atfork_prepare() { S().mu.lock(); }
-void atfork_parent() { S().mu.unlock(); }
-void atfork_child() { new (&S().mu) std::shared_mutex(); }
+// fork(): no other thread may hold the lock while the address space is copied.
+void atfork_prepare() { S().mu.before_fork(); }
+void atfork_parent() { S().mu.after_fork_parent(); }
+void atfork_child() { S().mu.after_fork_child(); }
 
 __attribute__((constructor)) void sim_load() {
     parse_knobs();
@@ -801,8 +874,8 @@ __attribute__((constructor)) void sim_load() {
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
-using Shared = std::shared_lock<std::shared_mutex>;
-using Excl = std::unique_lock<std::shared_mutex>;
+using Shared = std::shared_lock<ForkSafeRWLock>;
+using Excl = std::unique_lock<ForkSafeRWLock>;
 
 }  // namespace
 
@@ -1737,16 +1810,14 @@ SIM_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
             std::memcpy(data, &v, sizeof(v));
             return CUDA_SUCCESS;
         }
-        case CU_POINTER_ATTRIBUTE_IS_MANAGED: {
-            unsigned int v = 0;
-            std::memcpy(data, &v, sizeof(v));
+        // "Boolean" attributes: cuda.h does not pin the width down, so only
+        // one byte is written (never overruns a caller's bool).
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+            *static_cast<unsigned char*>(data) = 0;
             return CUDA_SUCCESS;
-        }
-        case CU_POINTER_ATTRIBUTE_MAPPED: {
-            unsigned int v = 1;
-            std::memcpy(data, &v, sizeof(v));
+        case CU_POINTER_ATTRIBUTE_MAPPED:
+            *static_cast<unsigned char*>(data) = 1;
             return CUDA_SUCCESS;
-        }
         case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: {
             int v = dev;
             std::memcpy(data, &v, sizeof(v));
@@ -1764,11 +1835,6 @@ SIM_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
         }
         case CU_POINTER_ATTRIBUTE_RANGE_SIZE: {
             size_t v = r.size;
-            std::memcpy(data, &v, sizeof(v));
-            return CUDA_SUCCESS;
-        }
-        case CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES: {
-            unsigned long long v = p->ipc ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
             std::memcpy(data, &v, sizeof(v));
             return CUDA_SUCCESS;
         }

@@ -477,6 +477,30 @@ TEST_F(Sim, InvalidHandlesAndPointersReturnErrors) {
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemsetD8Async(keep, 3, 256, stream_));
 }
 
+TEST_F(Sim, LargeAndHoleyHostRanges) {
+    CUmemoryPool pool = make_pool(false, CU_MEM_LOCATION_TYPE_DEVICE, 64 << 20);
+    const size_t n = size_t(9) << 20;  // > 1024 pages: several probe batches
+    CUdeviceptr a = alloc(pool, n);
+    std::vector<unsigned char> src(n), dst(n);
+    for (size_t i = 0; i < n; ++i) src[i] = static_cast<unsigned char>(i ^ (i >> 12));
+    OK(D.cuMemcpyAsync(a, reinterpret_cast<CUdeviceptr>(src.data()), n, stream_));
+    OK(D.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst.data()), a, n, stream_));
+    EXPECT_TRUE(src == dst);
+    // A host range with an unmapped page in the middle is rejected, untouched.
+    char* m = static_cast<char*>(mmap(nullptr, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    ASSERT_NE(MAP_FAILED, static_cast<void*>(m));
+    ASSERT_EQ(0, munmap(m + 4096, 4096));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpyAsync(a, reinterpret_cast<CUdeviceptr>(m), 3 * 4096, stream_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(m), 1, 3 * 4096, stream_));
+    EXPECT_EQ(0, m[0]);
+    OK(D.cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(m), 0x7f7f7f7fu, 1024, stream_));  // plain host memory
+    EXPECT_EQ(0x7f, m[4095]);
+    munmap(m, 4096);
+    munmap(m + 2 * 4096, 4096);
+    OK(D.cuMemFreeAsync(a, stream_));
+    OK(D.cuMemPoolDestroy(pool));
+}
+
 TEST_F(Sim, IpcAcrossForkedChild) {
     CUmemoryPool pool = make_pool(true);
     const size_t n = 10000;
