@@ -43,6 +43,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <shared_mutex>  // std::shared_lock
 #include <new>
 #include <condition_variable>
 #include <string>
