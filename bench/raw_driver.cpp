@@ -1,0 +1,427 @@
+// raw_driver.cpp - the driver's own floor for the cuda.core benchmarks (bench/run.py).
+//
+// Talks to the CUDA driver API with no Python and no wrapper in between:
+//   * alloc:   cuMemAllocFromPoolAsync + cuMemFreeAsync per iteration, per size,
+//              from an owned (non-IPC) device pool on a non-blocking stream;
+//   * ipc:     cuMemPoolImportPointer + cuMemFreeAsync per iteration, each on a
+//              pointer nobody in the importing process holds (a cache miss);
+//   * threads: N distinct pointers imported (+ freed) by T threads, wall time.
+//
+// The exporter and the importer are two processes: main() fork()s before
+// either touches the driver (CUDA does not survive fork after cuInit); the
+// parent creates the IPC pool, allocates, exports, and sends the pool fd
+// (SCM_RIGHTS) plus every 64-byte export record over a unix socketpair; the
+// child imports. One JSON object goes to stdout.
+//
+// The driver is dlopen()ed (libcuda.so.1, or $CUDA_CORE_DRIVER_LIBRARY, e.g.
+// the simulated driver) and every symbol is looked up by the name cuda.h's
+// macros expand it to (cuMemFreeAsync stays cuMemFreeAsync, cuCtxDestroy ->
+// cuCtxDestroy_v2...), so the ABI matches the header compiled against.
+//
+// Build (bench/run.py does this):
+//   g++ -O2 -std=c++17 -I$CUDA_HOME/include bench/raw_driver.cpp -ldl -lpthread -o build/bench/raw_driver
+// Usage:
+//   raw_driver [--sizes 64,1048576,67108864] [--iters N] [--warmup N]
+//              [--ipc-size BYTES] [--ipc-iters N] [--threads 1,2,4,8,16]
+//              [--thread-imports N] [--thread-rounds R]
+#include <cuda.h>
+
+#include <dlfcn.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+#define RAW_STRINGIFY_EXPANDED(x) RAW_STRINGIFY(x)
+#define RAW_STRINGIFY(x) #x
+
+#define RAW_DRIVER_FUNCTIONS(X)            \
+    X(cuInit)                              \
+    X(cuGetErrorName)                      \
+    X(cuDriverGetVersion)                  \
+    X(cuDeviceGet)                         \
+    X(cuDevicePrimaryCtxRetain)            \
+    X(cuCtxSetCurrent)                     \
+    X(cuStreamCreateWithPriority)          \
+    X(cuStreamSynchronize)                 \
+    X(cuStreamDestroy)                     \
+    X(cuMemPoolCreate)                     \
+    X(cuMemPoolDestroy)                    \
+    X(cuMemPoolExportToShareableHandle)    \
+    X(cuMemPoolImportFromShareableHandle)  \
+    X(cuMemPoolExportPointer)              \
+    X(cuMemPoolImportPointer)              \
+    X(cuMemAllocFromPoolAsync)             \
+    X(cuMemFreeAsync)
+
+struct Driver {
+#define RAW_MEMBER(name) decltype(&::name) name = nullptr;
+    RAW_DRIVER_FUNCTIONS(RAW_MEMBER)
+#undef RAW_MEMBER
+    std::string path;
+    bool simulated = false;
+};
+Driver drv;
+
+[[noreturn]] void die(const std::string& what) {
+    std::fprintf(stderr, "raw_driver: %s\n", what.c_str());
+    std::fflush(stderr);
+    _exit(2);
+}
+
+void load_driver() {
+    const char* env = std::getenv("CUDA_CORE_DRIVER_LIBRARY");
+    drv.path = (env && *env) ? env : "libcuda.so.1";
+    void* lib = dlopen(drv.path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!lib) die(std::string("dlopen(") + drv.path + ") failed: " + dlerror());
+#define RAW_RESOLVE(name)                                                                         \
+    drv.name = reinterpret_cast<decltype(drv.name)>(dlsym(lib, RAW_STRINGIFY_EXPANDED(name)));   \
+    if (!drv.name) die(std::string("missing driver symbol ") + RAW_STRINGIFY_EXPANDED(name));
+    RAW_DRIVER_FUNCTIONS(RAW_RESOLVE)
+#undef RAW_RESOLVE
+    drv.simulated = dlsym(lib, "cuSimIsSimulator") != nullptr;
+}
+
+void check(CUresult r, const char* what) {
+    if (r == CUDA_SUCCESS) return;
+    const char* name = nullptr;
+    if (drv.cuGetErrorName) drv.cuGetErrorName(r, &name);
+    die(std::string(what) + " failed: " + (name ? name : std::to_string(int(r))));
+}
+#define CHECK(call) check((call), #call)
+
+using Clock = std::chrono::steady_clock;
+inline int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch()).count();
+}
+
+struct Stats {
+    double median = 0, p10 = 0, p90 = 0, mean = 0;
+    size_t n = 0;
+};
+Stats stats(std::vector<int64_t> v) {
+    Stats s;
+    s.n = v.size();
+    if (v.empty()) return s;
+    std::sort(v.begin(), v.end());
+    auto at = [&](double q) { return double(v[std::min(v.size() - 1, size_t(q * double(v.size())))]); };
+    s.median = v.size() % 2 ? double(v[v.size() / 2]) : 0.5 * double(v[v.size() / 2 - 1] + v[v.size() / 2]);
+    s.p10 = at(0.10);
+    s.p90 = at(0.90);
+    double sum = 0;
+    for (auto x : v) sum += double(x);
+    s.mean = sum / double(v.size());
+    return s;
+}
+std::string stats_json(const Stats& s) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "{\"median_ns\": %.1f, \"p10_ns\": %.1f, \"p90_ns\": %.1f, \"mean_ns\": %.1f, \"n\": %zu}",
+                  s.median, s.p10, s.p90, s.mean, s.n);
+    return buf;
+}
+
+std::vector<long long> parse_list(const char* s) {
+    std::vector<long long> out;
+    std::string all = s;
+    size_t pos = 0;
+    while (pos < all.size()) {
+        size_t comma = all.find(',', pos);
+        if (comma == std::string::npos) comma = all.size();
+        if (comma > pos) out.push_back(std::stoll(all.substr(pos, comma - pos)));
+        pos = comma + 1;
+    }
+    return out;
+}
+
+struct Options {
+    std::vector<long long> sizes{64, 1 << 20, 64 << 20};
+    long long iters = 5000, warmup = 200;
+    long long ipc_size = 1 << 20, ipc_iters = 2000, ipc_warmup = 50;
+    std::vector<long long> threads{1, 2, 4, 8, 16};
+    long long thread_imports = 512, thread_rounds = 5;
+};
+
+CUcontext setup_context() {
+    CUdevice dev;
+    CUcontext ctx;
+    CHECK(drv.cuInit(0));
+    CHECK(drv.cuDeviceGet(&dev, 0));
+    CHECK(drv.cuDevicePrimaryCtxRetain(&ctx, dev));
+    CHECK(drv.cuCtxSetCurrent(ctx));
+    return ctx;
+}
+
+CUmemoryPool make_pool(bool ipc, size_t max_size) {
+    CUmemPoolProps props;
+    std::memset(&props, 0, sizeof props);
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.handleTypes = ipc ? CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR : CU_MEM_HANDLE_TYPE_NONE;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    props.maxSize = max_size;
+    CUmemoryPool pool;
+    CHECK(drv.cuMemPoolCreate(&pool, &props));
+    return pool;
+}
+
+// ---------------------------------------------------------------- socket helpers
+void send_all(int sock, const void* p, size_t n) {
+    const char* c = static_cast<const char*>(p);
+    while (n) {
+        ssize_t k = ::send(sock, c, n, 0);
+        if (k <= 0) die("send failed");
+        c += k;
+        n -= size_t(k);
+    }
+}
+void recv_all(int sock, void* p, size_t n) {
+    char* c = static_cast<char*>(p);
+    while (n) {
+        ssize_t k = ::recv(sock, c, n, 0);
+        if (k <= 0) die("recv failed (peer gone)");
+        c += k;
+        n -= size_t(k);
+    }
+}
+void send_fd(int sock, int fd, uint64_t count) {
+    struct msghdr msg;
+    std::memset(&msg, 0, sizeof msg);
+    struct iovec iov{&count, sizeof count};
+    char control[CMSG_SPACE(sizeof(int))];
+    std::memset(control, 0, sizeof control);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    cm->cmsg_level = SOL_SOCKET;
+    cm->cmsg_type = SCM_RIGHTS;
+    cm->cmsg_len = CMSG_LEN(sizeof(int));
+    std::memcpy(CMSG_DATA(cm), &fd, sizeof fd);
+    if (::sendmsg(sock, &msg, 0) != ssize_t(sizeof count)) die("sendmsg(SCM_RIGHTS) failed");
+}
+int recv_fd(int sock, uint64_t* count) {
+    struct msghdr msg;
+    std::memset(&msg, 0, sizeof msg);
+    struct iovec iov{count, sizeof *count};
+    char control[CMSG_SPACE(sizeof(int))];
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    if (::recvmsg(sock, &msg, MSG_WAITALL) != ssize_t(sizeof *count)) die("recvmsg(SCM_RIGHTS) failed");
+    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
+    if (!cm || cm->cmsg_type != SCM_RIGHTS) die("no fd received");
+    int fd;
+    std::memcpy(&fd, CMSG_DATA(cm), sizeof fd);
+    return fd;
+}
+
+// ---------------------------------------------------------------- importer (child)
+std::string importer(int sock, const Options& o) {
+    uint64_t count = 0;
+    int fd = recv_fd(sock, &count);
+    std::vector<CUmemPoolPtrExportData> exports(count);
+    recv_all(sock, exports.data(), count * sizeof(CUmemPoolPtrExportData));
+
+    CUcontext ctx = setup_context();
+    CUstream stream;
+    CHECK(drv.cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, 0));
+    CUmemoryPool pool;
+    CHECK(drv.cuMemPoolImportFromShareableHandle(&pool, reinterpret_cast<void*>(intptr_t(fd)),
+                                                CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    std::string out = "\"ipc_import_miss\": ";
+
+    // Single thread, every iteration a pointer this process does not hold.
+    size_t next = 0;
+    auto import_free = [&](size_t k) {
+        CUdeviceptr p;
+        CHECK(drv.cuMemPoolImportPointer(&p, pool, &exports[k]));
+        CHECK(drv.cuMemFreeAsync(p, stream));
+    };
+    for (long long i = 0; i < o.ipc_warmup && next < count; ++i) import_free(next++);
+    std::vector<int64_t> t;
+    t.reserve(size_t(o.ipc_iters));
+    for (long long i = 0; i < o.ipc_iters && next < count; ++i) {
+        int64_t t0 = now_ns();
+        import_free(next++);
+        t.push_back(now_ns() - t0);
+    }
+    CHECK(drv.cuStreamSynchronize(stream));
+    out += stats_json(stats(t));
+
+    // T threads, each importing + freeing its own distinct slice of the first
+    // thread_imports pointers; one round = one wall time, median over rounds.
+    out += ", \"ipc_threads\": {";
+    const size_t n = std::min<size_t>(size_t(o.thread_imports), count);
+    bool first = true;
+    for (long long T : o.threads) {
+        std::vector<int64_t> walls;
+        for (long long round = 0; round < o.thread_rounds; ++round) {
+            std::atomic<int> ready{0};
+            std::atomic<bool> go{false};
+            std::vector<int64_t> starts(static_cast<size_t>(T)), ends(static_cast<size_t>(T));
+            std::vector<std::thread> workers;
+            for (long long w = 0; w < T; ++w) {
+                workers.emplace_back([&, w] {
+                    CHECK(drv.cuCtxSetCurrent(ctx));
+                    size_t per = n / size_t(T);
+                    size_t lo = size_t(w) * per, hi = lo + per;
+                    ready.fetch_add(1);
+                    while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+                    starts[size_t(w)] = now_ns();
+                    for (size_t k = lo; k < hi; ++k) import_free(k);
+                    ends[size_t(w)] = now_ns();
+                });
+            }
+            while (ready.load() < T) std::this_thread::yield();
+            go.store(true, std::memory_order_release);
+            for (auto& th : workers) th.join();
+            CHECK(drv.cuStreamSynchronize(stream));  // every unmap done before the next round re-imports
+            walls.push_back(*std::max_element(ends.begin(), ends.end()) -
+                            *std::min_element(starts.begin(), starts.end()));
+        }
+        Stats s = stats(walls);
+        size_t imports = (n / size_t(T)) * size_t(T);
+        char buf[512];
+        std::snprintf(buf, sizeof buf,
+                      "%s\"%lld\": {\"imports\": %zu, \"rounds\": %lld, \"wall_median_ns\": %.1f, "
+                      "\"wall_min_ns\": %.1f, \"imports_per_s\": %.1f}",
+                      first ? "" : ", ", T, imports, o.thread_rounds, s.median, double(*std::min_element(walls.begin(), walls.end())),
+                      s.median > 0 ? double(imports) * 1e9 / s.median : 0.0);
+        out += buf;
+        first = false;
+    }
+    out += "}";
+    CHECK(drv.cuStreamSynchronize(stream));
+    CHECK(drv.cuMemPoolDestroy(pool));
+    CHECK(drv.cuStreamDestroy(stream));
+    close(fd);
+    return out;
+}
+
+// ---------------------------------------------------------------- exporter (parent)
+std::string bench_alloc(CUstream stream, const Options& o) {
+    long long biggest = *std::max_element(o.sizes.begin(), o.sizes.end());
+    CUmemoryPool pool = make_pool(false, size_t(std::max(biggest * 4, 1LL << 30)));
+    std::string out = "\"alloc\": {";
+    bool first = true;
+    for (long long size : o.sizes) {
+        auto once = [&] {
+            CUdeviceptr p;
+            CHECK(drv.cuMemAllocFromPoolAsync(&p, size_t(size), pool, stream));
+            CHECK(drv.cuMemFreeAsync(p, stream));
+        };
+        for (long long i = 0; i < o.warmup; ++i) once();
+        std::vector<int64_t> t;
+        t.reserve(size_t(o.iters));
+        for (long long i = 0; i < o.iters; ++i) {
+            int64_t t0 = now_ns();
+            once();
+            t.push_back(now_ns() - t0);
+        }
+        out += (first ? "\"" : ", \"") + std::to_string(size) + "\": " + stats_json(stats(t));
+        first = false;
+    }
+    CHECK(drv.cuStreamSynchronize(stream));
+    CHECK(drv.cuMemPoolDestroy(pool));
+    return out + "}";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto val = [&]() -> const char* {
+            if (i + 1 >= argc) die("missing value for " + a);
+            return argv[++i];
+        };
+        if (a == "--sizes") o.sizes = parse_list(val());
+        else if (a == "--iters") o.iters = std::stoll(val());
+        else if (a == "--warmup") o.warmup = std::stoll(val());
+        else if (a == "--ipc-size") o.ipc_size = std::stoll(val());
+        else if (a == "--ipc-iters") o.ipc_iters = std::stoll(val());
+        else if (a == "--ipc-warmup") o.ipc_warmup = std::stoll(val());
+        else if (a == "--threads") o.threads = parse_list(val());
+        else if (a == "--thread-imports") o.thread_imports = std::stoll(val());
+        else if (a == "--thread-rounds") o.thread_rounds = std::stoll(val());
+        else die("unknown argument " + a);
+    }
+    if (o.sizes.empty() || o.threads.empty()) die("empty --sizes or --threads");
+    load_driver();  // dlopen only: cuInit runs after fork, in each process
+
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) die("socketpair failed");
+    std::fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0) die("fork failed");
+    if (pid == 0) {
+        close(sv[0]);
+        std::string part = importer(sv[1], o);
+        uint64_t len = part.size();
+        send_all(sv[1], &len, sizeof len);
+        send_all(sv[1], part.data(), part.size());
+        close(sv[1]);
+        _exit(0);
+    }
+    close(sv[1]);
+    int sock = sv[0];
+
+    CUcontext ctx = setup_context();
+    (void)ctx;
+    int version = 0;
+    CHECK(drv.cuDriverGetVersion(&version));
+    CUstream stream;
+    CHECK(drv.cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, 0));
+    std::string alloc = bench_alloc(stream, o);
+
+    // Export: enough distinct pointers for warm-up + timed misses (the thread
+    // rounds reuse the first thread_imports of them, freed in between).
+    size_t count = size_t(std::max(o.ipc_warmup + o.ipc_iters, o.thread_imports));
+    size_t granule = size_t((o.ipc_size + (2 << 20) - 1) / (2 << 20)) * (2 << 20);
+    CUmemoryPool pool = make_pool(true, count * granule + (64ull << 20));
+    std::vector<CUdeviceptr> ptrs(count);
+    std::vector<CUmemPoolPtrExportData> exports(count);
+    for (size_t k = 0; k < count; ++k) {
+        CHECK(drv.cuMemAllocFromPoolAsync(&ptrs[k], size_t(o.ipc_size), pool, stream));
+        CHECK(drv.cuMemPoolExportPointer(&exports[k], ptrs[k]));
+    }
+    CHECK(drv.cuStreamSynchronize(stream));
+    int fd = -1;
+    CHECK(drv.cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    send_fd(sock, fd, count);
+    send_all(sock, exports.data(), count * sizeof(CUmemPoolPtrExportData));
+
+    uint64_t len = 0;
+    recv_all(sock, &len, sizeof len);
+    std::string ipc(len, '\0');
+    recv_all(sock, &ipc[0], len);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("importer child failed");
+
+    for (CUdeviceptr p : ptrs) CHECK(drv.cuMemFreeAsync(p, stream));
+    CHECK(drv.cuStreamSynchronize(stream));
+    CHECK(drv.cuMemPoolDestroy(pool));
+    close(fd);
+
+    std::printf("{\"impl\": \"raw-driver\", \"driver\": \"%s\", \"simulated\": %s, \"driver_version\": %d, "
+                "\"ipc_size\": %lld, %s, %s}\n",
+                drv.path.c_str(), drv.simulated ? "true" : "false", version, o.ipc_size, alloc.c_str(), ipc.c_str());
+    return 0;
+}
