@@ -21,14 +21,26 @@ BASE_PY=$(command -v python3)
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -2 | tee "$LOGS/gpu.txt"
 echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)  date $(date -u +%FT%TZ)" | tee -a "$LOGS/gpu.txt"
 
-# --- build ours into a venv that sees the base site-packages (Cython, pytest, numpy, upstream)
+# --- build ours into a private site dir that precedes the base site-packages
+# (a venv made from the image's python3, itself a venv, would not see its packages).
 t0=$(date +%s)
-"$BASE_PY" -m venv --system-site-packages build/gpuvenv >/dev/null
-PY=$ROOT/build/gpuvenv/bin/python
-if "$PY" -m pip install -q --no-build-isolation --no-index --no-deps . >"$LOGS/build.log" 2>&1; then
+rm -rf build/gpusite
+mkdir -p build
+cat > build/gpupy <<PYEOF
+#!/usr/bin/env bash
+export PYTHONPATH=$ROOT/build/gpusite\${PYTHONPATH:+:\$PYTHONPATH}
+exec $BASE_PY "\$@"
+PYEOF
+chmod +x build/gpupy
+PY=$ROOT/build/gpupy
+if "$BASE_PY" -m pip install -q --no-build-isolation --no-index --no-deps --target build/gpusite . >"$LOGS/build.log" 2>&1; then
     note "build: ok ($(( $(date +%s) - t0 )) s)"
 else
     tail -30 "$LOGS/build.log"; note "build: FAILED"; printf '%s\n' "${SUMMARY[@]}"; exit 1
+fi
+if ! "$PY" -c "import cuda.core._core"; then
+    "$BASE_PY" -c "import cuda, sys; print('cuda package:', cuda.__path__, sys.path)"
+    note "ours is shadowed by another cuda package"; printf '%s\n' "${SUMMARY[@]}"; exit 1
 fi
 "$PY" -c "import cuda.core, cuda.core._core as c; print(cuda.core.__file__, c._driver_info())" | tee -a "$LOGS/gpu.txt"
 "$BASE_PY" -c "import cuda.core as u; print('upstream', getattr(u, '__version__', '?'), u.__file__)" 2>&1 | tail -1 | tee -a "$LOGS/gpu.txt"

@@ -39,6 +39,9 @@ cdef class IPCEventDescriptor:
     def __hash__(self):
         return hash(self._reserved)
 
+    def __repr__(self):
+        return "<IPCEventDescriptor>"
+
 
 cdef class Event:
     """A CUDA event. Create with Device.create_event or Stream.record."""
@@ -136,6 +139,7 @@ cdef class Event:
 
     def sync(self):
         cdef CUevent raw = self._raw()
+        cdef EventHandle keep = self._h   # alive across the wait, even if closed meanwhile
         cdef CUresult r
         with nogil:
             r = driver().cuEventSynchronize_(raw)

@@ -147,16 +147,39 @@ cdef object _as_uuid(object uuid):
 
 
 cdef object _registry_register(object mr, object uuid):
-    """Atomic get-or-create: the first resource registered under `uuid` wins and is returned."""
+    """Atomic get-or-create: the first (still open) resource registered under
+    `uuid` wins and is returned. A resource has one uuid: registering it under
+    another is a ValueError."""
     uuid = _as_uuid(uuid)
+    own = (<_PoolMemoryResource>mr)._uuid
+    if own is not None and own != uuid:
+        raise ValueError(f"{type(mr).__name__} already has uuid {own}; cannot register it as {uuid}")
     with _registry_lock:
         existing = _registry.get(uuid)
-        if existing is not None:
+        if existing is not None and not (<_PoolMemoryResource>existing).is_closed:
             return existing
         _registry[uuid] = mr
         if (<_PoolMemoryResource>mr)._uuid is None:
             (<_PoolMemoryResource>mr)._uuid = uuid
         return mr
+
+
+cdef object _registry_get_open(object cls, object uuid):
+    """The open resource of type `cls` registered under `uuid`, or None."""
+    if uuid is None:
+        return None
+    with _registry_lock:
+        mr = _registry.get(uuid)
+    if mr is not None and isinstance(mr, cls) and not (<_PoolMemoryResource>mr).is_closed:
+        return mr
+    return None
+
+
+cdef int _registry_forget(object mr, object uuid) except -1:
+    with _registry_lock:
+        if _registry.get(uuid) is mr:
+            del _registry[uuid]
+    return 0
 
 
 cdef object _registry_lookup(object cls, object uuid):
@@ -179,6 +202,8 @@ cdef object _import_buffer(object mr, object ipc_descriptor, object stream):
     cdef DevicePtrHandle h
     cdef Stream s
     cdef size_t mapped
+    cdef MemoryPoolHandle pool
+    cdef StreamHandle sh
     if not isinstance(mr, (DeviceMemoryResource, PinnedMemoryResource)):
         raise TypeError(f"IPC buffers must be imported with a DeviceMemoryResource or PinnedMemoryResource, "
                         f"not {type(mr).__name__}")
@@ -191,15 +216,21 @@ cdef object _import_buffer(object mr, object ipc_descriptor, object stream):
     if not pool_mr._ipc:
         raise RuntimeError("Memory resource is not IPC-enabled")
     desc = <IPCBufferDescriptor>ipc_descriptor
+    if len(desc._payload) < 64:
+        raise ValueError(f"IPC buffer descriptor payload is {len(desc._payload)} bytes; expected at least 64")
     memcpy(data.data(), <char*>desc._payload, 64)
+    # Local copies: another thread may close the resource or the stream while
+    # this one waits in the import without the GIL.
+    pool = pool_mr._pool
+    sh = s._h
     if testing_legacy_import_order():
         # Test switch: enter the import holding the GIL, as upstream 1.2.0 did,
         # so the legacy lock order really deadlocks (the regression tests prove
         # they catch it). Never set in production.
-        h = deviceptr_import_ipc(pool_mr._pool, data, s._h)
+        h = deviceptr_import_ipc(pool, data, sh)
     else:
         with nogil:
-            h = deviceptr_import_ipc(pool_mr._pool, data, s._h)
+            h = deviceptr_import_ipc(pool, data, sh)
     if not h:
         raise_last_error()
     mapped = deviceptr_size(h)

@@ -29,6 +29,25 @@ cdef class MemoryResource:
         raise NotImplementedError
 
 
+cdef object _address_arg(object value, str what):
+    """An address or handle argument: an int, or an object with __index__/__int__
+    (e.g. a cuda.bindings handle); never a str, bytes or float."""
+    if isinstance(value, (str, bytes, bytearray, float, bool)) or value is None:
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    try:
+        raw = operator.index(value)
+    except TypeError:
+        try:
+            raw = int(value)
+        except (TypeError, ValueError):
+            raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
+    if raw < 0:
+        raise ValueError(f"{what} must be non-negative, got {raw}")
+    if raw >= (1 << 64):
+        raise ValueError(f"{what} does not fit in 64 bits: {raw}")
+    return raw
+
+
 cdef object _size_arg(object size):
     try:
         n = operator.index(size)
@@ -73,12 +92,7 @@ cdef class Buffer:
             raise ValueError("owner and memory_resource cannot both be specified")
         if mr is not None and not isinstance(mr, MemoryResource):
             raise TypeError(f"mr must be a MemoryResource, not {type(mr).__name__}")
-        try:
-            raw = int(ptr)
-        except (TypeError, ValueError):
-            raise TypeError(f"ptr must be an int (a device address), not {type(ptr).__name__}") from None
-        if raw < 0:
-            raise ValueError(f"ptr must be non-negative, got {raw}")
+        raw = _address_arg(ptr, "ptr")
         n = _size_arg(size)
         b = Buffer.__new__(Buffer)
         b._h = borrow_deviceptr_handle(<CUdeviceptr><uintptr_t>raw, <size_t>n)
@@ -360,6 +374,8 @@ cdef class _PoolMemoryResource(MemoryResource):
         """Allocate `size` bytes, ordered on `stream`."""
         cdef Stream s = as_stream(stream)
         cdef DevicePtrHandle h
+        cdef MemoryPoolHandle pool
+        cdef StreamHandle sh
         cdef size_t n
         self._check_open()
         if self._mapped:
@@ -367,8 +383,12 @@ cdef class _PoolMemoryResource(MemoryResource):
         n = _size_arg(size)
         if n == 0:
             return Buffer._wrap(h, 0, self)
+        # Local copies: another thread may close() the resource or the stream
+        # (resetting the members) while this thread runs without the GIL.
+        pool = self._pool
+        sh = s._h
         with nogil:
-            h = create_deviceptr_handle(self._pool, n, s._h)
+            h = create_deviceptr_handle(pool, n, sh)
         if not h:
             raise_last_error()
         return Buffer._wrap(h, n, self)
@@ -376,8 +396,10 @@ cdef class _PoolMemoryResource(MemoryResource):
     def deallocate(self, ptr, size, *, stream=None):
         """Free `ptr` (from this resource) ordered on `stream` (default: the legacy default stream)."""
         cdef Stream s = LEGACY_DEFAULT_STREAM if stream is None else as_stream(stream)
+        raw = _address_arg(ptr, "ptr")
+        _size_arg(size)
         self._check_open()
-        check(driver().cuMemFreeAsync_(<CUdeviceptr><uintptr_t>int(ptr), s._raw()))
+        check(driver().cuMemFreeAsync_(<CUdeviceptr><uintptr_t>raw, s._raw()))
 
     @property
     def attributes(self):
@@ -401,6 +423,7 @@ cdef class _PoolMemoryResource(MemoryResource):
 
     def register(self, uuid):
         """Register under `uuid` (get-or-create: returns the resource registered first)."""
+        self._check_open()
         return _registry_register(self, uuid)
 
     @classmethod
@@ -408,7 +431,10 @@ cdef class _PoolMemoryResource(MemoryResource):
         return _registry_lookup(cls, uuid)
 
     def close(self):
-        """Drop the pool (destroyed once its last allocation is freed, if owned). Idempotent."""
+        """Drop the pool (destroyed once its last allocation is freed, if owned). Idempotent.
+        A registered resource leaves the registry."""
+        if self._pool and self._uuid is not None:
+            _registry_forget(self, self._uuid)
         self._pool.reset()
         if self._alloc_handle is not None:
             self._alloc_handle.close()
@@ -468,6 +494,9 @@ cdef class DeviceMemoryResource(_PoolMemoryResource):
         dev = Device(device_id)
         mr._dev_id = dev.device_id
         fd, uuid = _fd_and_uuid(alloc_handle)
+        hit = _registry_get_open(DeviceMemoryResource, uuid)
+        if hit is not None:   # this pool is already here: one resource per uuid
+            return hit
         mr._pool = memory_pool_import_ipc(primary_context(mr._dev_id), fd)
         if not mr._pool:
             raise_last_error()
@@ -475,9 +504,7 @@ cdef class DeviceMemoryResource(_PoolMemoryResource):
         mr._ipc = True
         mr._mapped = True
         mr._uuid = uuid
-        if uuid is not None:
-            _registry_register(mr, uuid)
-        return mr
+        return _register_imported(mr, uuid)
 
     @property
     def device_id(self):
@@ -512,6 +539,13 @@ cdef class DeviceMemoryResource(_PoolMemoryResource):
     def peer_accessible_by(self, devices):
         cdef CUmemAccessDesc desc
         self._check_open()
+        if isinstance(devices, (Device, int)):
+            devices = (devices,)
+        try:
+            devices = list(devices)
+        except TypeError:
+            raise TypeError(f"peer_accessible_by must be an iterable of Device or int, "
+                            f"not {type(devices).__name__}") from None
         wanted = set()
         for d in devices:
             ordinal = Device(d).device_id
@@ -542,6 +576,10 @@ cdef class PinnedMemoryResource(_PoolMemoryResource):
         numa_id = opts.numa_id
         if numa_id is None:
             numa_id = max(dev.properties.host_numa_id, 0)
+        elif isinstance(numa_id, bool) or not isinstance(numa_id, int):
+            raise TypeError(f"numa_id must be an int or None, not {type(numa_id).__name__}")
+        elif numa_id < 0:
+            raise ValueError(f"numa_id must be non-negative, got {numa_id}")
         max_size = _size_arg(opts.max_size)
         memset(&props, 0, sizeof(props))
         props.allocType = <CUmemAllocationType>CU_MEM_ALLOCATION_TYPE_PINNED
@@ -561,8 +599,11 @@ cdef class PinnedMemoryResource(_PoolMemoryResource):
     def from_allocation_handle(cls, alloc_handle):
         """Map a pinned pool exported by another process (handle or fd; the fd stays the caller's)."""
         cdef PinnedMemoryResource mr = PinnedMemoryResource.__new__(PinnedMemoryResource)
-        dev = Device()
         fd, uuid = _fd_and_uuid(alloc_handle)
+        hit = _registry_get_open(PinnedMemoryResource, uuid)
+        if hit is not None:   # this pool is already here: one resource per uuid
+            return hit
+        dev = Device()
         mr._dev_id = -1
         mr._pool = memory_pool_import_ipc(primary_context(dev.device_id), fd)
         if not mr._pool:
@@ -571,9 +612,7 @@ cdef class PinnedMemoryResource(_PoolMemoryResource):
         mr._ipc = True
         mr._mapped = True
         mr._uuid = uuid
-        if uuid is not None:
-            _registry_register(mr, uuid)
-        return mr
+        return _register_imported(mr, uuid)
 
     @property
     def device_id(self):
@@ -590,6 +629,18 @@ cdef class PinnedMemoryResource(_PoolMemoryResource):
     def __repr__(self):
         return (f"<PinnedMemoryResource ipc={bool(self._ipc)} mapped={bool(self._mapped)}"
                 f"{' closed' if not self._pool else ''}>")
+
+
+cdef object _register_imported(_PoolMemoryResource mr, object uuid):
+    """Get-or-create for imported pools: when another thread registered the same
+    uuid first, drop this import and return that resource."""
+    if uuid is None:
+        return mr
+    winner = _registry_register(mr, uuid)
+    if winner is not mr:
+        mr._uuid = None
+        mr.close()
+    return winner
 
 
 class MemoryPoolAttributes:

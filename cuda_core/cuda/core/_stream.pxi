@@ -42,7 +42,12 @@ cdef class Stream:
         elif not isinstance(options, StreamOptions):
             raise TypeError(f"options must be a StreamOptions, not {type(options).__name__}")
         flags = CU_STREAM_NON_BLOCKING if options.nonblocking else 0
-        priority = 0 if options.priority is None else int(options.priority)
+        if options.priority is None:
+            priority = 0
+        elif isinstance(options.priority, bool) or not isinstance(options.priority, int):
+            raise TypeError(f"priority must be an int or None, not {type(options.priority).__name__}")
+        else:
+            priority = options.priority
         ctx = primary_context(device_id)
         s = Stream.__new__(Stream)
         s._h = create_stream_handle(ctx, flags, priority)
@@ -57,12 +62,7 @@ cdef class Stream:
         """A Stream viewing an existing CUstream (int); it is never destroyed by us."""
         cdef Stream s = Stream.__new__(Stream)
         cdef ContextHandle none
-        try:
-            raw = int(handle)
-        except (TypeError, ValueError):
-            raise TypeError(f"handle must be an int (a CUstream address), not {type(handle).__name__}") from None
-        if raw < 0:
-            raise ValueError(f"invalid stream handle {raw}")
+        raw = _address_arg(handle, "handle")
         s._h = borrow_stream_handle(<CUstream><uintptr_t>raw, none)
         s._device_id = -1
         s._builtin = raw in (0, 1, 2)
@@ -128,6 +128,7 @@ cdef class Stream:
 
     def sync(self):
         cdef CUstream raw = self._raw()
+        cdef StreamHandle keep = self._h   # alive across the wait, even if closed meanwhile
         cdef CUresult r
         require_driver()
         with nogil:
