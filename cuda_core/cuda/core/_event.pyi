@@ -1,0 +1,4 @@
+"""Upstream module path: ``cuda.core._event``."""
+from cuda.core._core import Event, EventOptions, IPCEventDescriptor
+
+__all__ = ['Event', 'EventOptions', 'IPCEventDescriptor']
