@@ -270,7 +270,7 @@ std::string importer(int sock, const Options& o) {
     bool first = true;
     for (long long T : o.threads) {
         std::vector<int64_t> walls;
-        for (long long round = 0; round < o.thread_rounds; ++round) {
+        for (long long round = -1; round < o.thread_rounds; ++round) {  // round -1: untimed warm-up
             std::atomic<int> ready{0};
             std::atomic<bool> go{false};
             std::vector<int64_t> starts(static_cast<size_t>(T)), ends(static_cast<size_t>(T));
@@ -291,7 +291,8 @@ std::string importer(int sock, const Options& o) {
             go.store(true, std::memory_order_release);
             for (auto& th : workers) th.join();
             CHECK(drv.cuStreamSynchronize(stream));  // every unmap done before the next round re-imports
-            walls.push_back(*std::max_element(ends.begin(), ends.end()) -
+            if (round >= 0)
+                walls.push_back(*std::max_element(ends.begin(), ends.end()) -
                             *std::min_element(starts.begin(), starts.end()));
         }
         Stats s = stats(walls);

@@ -1,0 +1,329 @@
+"""One benchmark measurement against whatever ``cuda.core`` this interpreter imports.
+
+Run by bench/run.py once per interpreter (ours, upstream); prints ONE JSON
+object as the last line of stdout. Public cuda.core API only, so the same
+code times ours and NVIDIA's cuda.core.
+
+    python worker.py info
+    python worker.py alloc   --sizes 64,1048576 --iters 5000 --warmup 200
+    python worker.py ipc     --ipc-size 1048576 --ipc-iters 2000 --hit-iters 5000 \
+                             --threads 1,2,4,8,16 --thread-imports 512 --thread-rounds 5 --budget 15
+
+``ipc``: this process exports an IPC-enabled pool and one descriptor per
+allocation, then spawns children (multiprocessing "spawn", as users do) that
+receive the pool + descriptors through a Queue and time the imports:
+  * single thread: miss (each iteration imports a descriptor nobody holds,
+    then closes it) and hit (another Buffer of the same descriptor is held,
+    so the import is a cache hit);
+  * one child per T: T threads import + close distinct descriptors; wall time
+    per round, median over rounds. Each child runs under a faulthandler
+    watchdog (``--budget`` seconds): a deadlock ends it, is reported as such,
+    and the next T runs in a fresh child.
+"""
+import argparse
+import faulthandler
+import gc
+import json
+import os
+import queue as queue_mod
+import statistics
+import sys
+import threading
+import time
+
+
+def _impl_info():
+    import cuda.core
+
+    try:
+        import cuda.core._core as ours  # noqa: F401
+
+        impl = "ours"
+    except ImportError:
+        impl = "upstream"
+    info = {"impl": impl, "version": getattr(cuda.core, "__version__", "?"),
+            "module": os.path.dirname(cuda.core.__file__), "python": sys.executable}
+    if impl == "ours":
+        try:
+            loaded, path, simulated, error = ours._driver_info()
+            info.update(driver=path, simulated=bool(simulated))
+        except Exception as exc:  # noqa: BLE001
+            info["driver_error"] = repr(exc)
+    else:
+        info.update(driver="libcuda.so.1", simulated=False)
+    return info
+
+
+def _stats(samples):
+    """Median/p10/p90/mean of a list of nanosecond samples."""
+    if not samples:
+        return {"median_ns": None, "n": 0}
+    s = sorted(samples)
+    n = len(s)
+    return {"median_ns": float(statistics.median(s)), "p10_ns": float(s[int(0.1 * n)]),
+            "p90_ns": float(s[min(n - 1, int(0.9 * n))]), "mean_ns": sum(s) / n, "n": n}
+
+
+def _timer_overhead_ns(n=20000):
+    pc = time.perf_counter_ns
+    out = []
+    append = out.append
+    for _ in range(n):
+        t0 = pc()
+        append(pc() - t0)
+    return float(statistics.median(out))
+
+
+def _device():
+    from cuda.core import Device
+
+    dev = Device(0)
+    dev.set_current()
+    return dev
+
+
+# ---------------------------------------------------------------- allocate + close
+
+def bench_alloc(args):
+    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions
+
+    dev = _device()
+    stream = dev.create_stream()
+    sizes = [int(x) for x in args.sizes.split(",")]
+    mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(max_size=max(4 * max(sizes), 1 << 30)))
+    pc = time.perf_counter_ns
+    allocate = mr.allocate
+    out = {}
+    gc.disable()
+    try:
+        for size in sizes:
+            for _ in range(args.warmup):
+                allocate(size, stream=stream).close()
+            samples = [0] * args.iters
+            for i in range(args.iters):
+                t0 = pc()
+                buf = allocate(size, stream=stream)
+                buf.close()
+                samples[i] = pc() - t0
+            out[str(size)] = _stats(samples)
+    finally:
+        gc.enable()
+    stream.sync()
+    mr.close()
+    return {"alloc": out, "timer_overhead_ns": _timer_overhead_ns()}
+
+
+# ---------------------------------------------------------------- IPC children
+
+def _child_single(q_in, q_out, ipc_warmup, ipc_iters, hit_iters, budget):
+    faulthandler.dump_traceback_later(budget, exit=True)
+    from cuda.core import Buffer
+
+    dev = _device()
+    stream = dev.create_stream()
+    mr = q_in.get()
+    descriptors = q_in.get()
+    pc = time.perf_counter_ns
+    imp = Buffer.from_ipc_descriptor
+    result = {}
+    gc.disable()
+    try:
+        # Miss: each descriptor is imported exactly once, closed right away.
+        k = 0
+        for _ in range(ipc_warmup):
+            imp(mr, descriptors[k], stream=stream).close()
+            k += 1
+        samples = [0] * ipc_iters
+        for i in range(ipc_iters):
+            d = descriptors[k]
+            k += 1
+            t0 = pc()
+            buf = imp(mr, d, stream=stream)
+            buf.close()
+            samples[i] = pc() - t0
+        stream.sync()
+        result["ipc_import_miss"] = _stats(samples)
+    except Exception as exc:  # noqa: BLE001
+        result["ipc_import_miss"] = {"error": f"{type(exc).__name__}: {exc}"}
+    try:
+        # Hit: keep one Buffer of descriptor[last] alive; import it again + close.
+        d = descriptors[-1]
+        held = imp(mr, d, stream=stream)
+        for _ in range(min(ipc_warmup, hit_iters)):
+            imp(mr, d, stream=stream).close()
+        samples = [0] * hit_iters
+        for i in range(hit_iters):
+            t0 = pc()
+            buf = imp(mr, d, stream=stream)
+            buf.close()
+            samples[i] = pc() - t0
+        same = None
+        try:
+            b2 = imp(mr, d, stream=stream)
+            same = b2.handle == held.handle
+            b2.close()
+        except Exception:  # noqa: BLE001
+            pass
+        held.close()
+        stream.sync()
+        result["ipc_import_hit"] = _stats(samples)
+        result["ipc_import_hit"]["same_pointer"] = same
+    except Exception as exc:  # noqa: BLE001
+        result["ipc_import_hit"] = {"error": f"{type(exc).__name__}: {exc}"}
+    finally:
+        gc.enable()
+    result["timer_overhead_ns"] = _timer_overhead_ns()
+    q_out.put(result)
+    faulthandler.cancel_dump_traceback_later()
+
+
+def _child_threads(q_in, q_out, threads, imports, rounds, budget):
+    faulthandler.dump_traceback_later(budget, exit=True)
+    from cuda.core import Buffer, Device
+
+    dev = _device()
+    stream = dev.create_stream()
+    mr = q_in.get()
+    descriptors = q_in.get()
+    per = imports // threads
+    starts = [[0] * threads for _ in range(rounds)]
+    ends = [[0] * threads for _ in range(rounds)]
+    errors = []
+    start_gate = threading.Barrier(threads + 1)
+    # Every unmap completes before the next round re-imports the same descriptors.
+    end_gate = threading.Barrier(threads + 1)
+    imp = Buffer.from_ipc_descriptor
+    pc = time.perf_counter_ns
+    rounds += 1  # + one warm-up round, not timed
+
+    def work(index):
+        try:
+            Device(0).set_current()
+            mine = descriptors[index * per:(index + 1) * per]
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"thread {index}: {type(exc).__name__}: {exc}")
+            mine = []
+        for r in range(rounds):
+            start_gate.wait()
+            try:
+                starts[r][index] = pc()
+                for d in mine:
+                    imp(mr, d, stream=stream).close()
+                ends[r][index] = pc()
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"thread {index} round {r}: {type(exc).__name__}: {exc}")
+            end_gate.wait()
+
+    workers = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for _ in range(rounds):
+        start_gate.wait()
+        end_gate.wait()
+        stream.sync()
+    for w in workers:
+        w.join()
+    walls = [max(ends[r]) - min(starts[r]) for r in range(1, rounds)]  # round 0: untimed warm-up
+    med = float(statistics.median(walls))
+    q_out.put({"imports": per * threads, "rounds": rounds - 1, "wall_median_ns": med, "wall_min_ns": float(min(walls)),
+               "imports_per_s": per * threads * 1e9 / med if med > 0 else None, "errors": errors[:5]})
+    faulthandler.cancel_dump_traceback_later()
+
+
+def _run_child(ctx, target, payload, args_tuple, budget):
+    """Start a spawned child, feed it (mr, descriptors), wait at most budget + slack."""
+    q_in, q_out = ctx.Queue(), ctx.Queue()
+    proc = ctx.Process(target=target, args=(q_in, q_out) + args_tuple, daemon=True)
+    started = time.monotonic()
+    proc.start()
+    for item in payload:
+        q_in.put(item)
+    deadline = started + budget + 30  # + child start-up; the child's own watchdog fires at `budget`
+    result = None
+    while result is None:
+        try:
+            result = q_out.get(timeout=0.5)
+        except queue_mod.Empty:
+            if not proc.is_alive() or time.monotonic() > deadline:
+                break
+    proc.join(10)
+    if proc.is_alive():
+        proc.kill()
+        proc.join(5)
+    if result is not None:
+        return result
+    elapsed = time.monotonic() - started
+    if elapsed >= budget:
+        return {"deadlock": True, "watchdog_s": budget, "elapsed_s": round(elapsed, 1), "exitcode": proc.exitcode}
+    return {"error": f"child exited with code {proc.exitcode} and no result", "exitcode": proc.exitcode}
+
+
+def bench_ipc(args):
+    import multiprocessing as mp
+
+    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions
+
+    ctx = mp.get_context("spawn")
+    dev = _device()
+    stream = dev.create_stream()
+    threads = [int(t) for t in args.threads.split(",") if t]
+    count = max(args.ipc_warmup + args.ipc_iters + 1, args.thread_imports)
+    granule = -(-args.ipc_size // (2 << 20)) * (2 << 20)
+    mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(max_size=count * granule + (64 << 20), ipc_enabled=True))
+    buffers = [mr.allocate(args.ipc_size, stream=stream) for _ in range(count)]
+    stream.sync()
+    descriptors = [b.ipc_descriptor for b in buffers]
+    out = {"ipc_size": args.ipc_size, "descriptors": count}
+    t0 = time.monotonic()
+    single = _run_child(ctx, _child_single, (mr, descriptors),
+                        (args.ipc_warmup, args.ipc_iters, args.hit_iters, args.budget), args.budget)
+    out.update({k: v for k, v in single.items() if k in ("ipc_import_miss", "ipc_import_hit", "timer_overhead_ns")})
+    if "ipc_import_miss" not in single:
+        out["ipc_import_miss"] = out["ipc_import_hit"] = single
+    out["single_child_s"] = round(time.monotonic() - t0, 2)
+    out["ipc_threads"] = {}
+    for t in threads:
+        t0 = time.monotonic()
+        res = _run_child(ctx, _child_threads, (mr, descriptors[:args.thread_imports]),
+                         (t, args.thread_imports, args.thread_rounds, args.budget), args.budget)
+        res["child_s"] = round(time.monotonic() - t0, 2)
+        out["ipc_threads"][str(t)] = res
+        print(f"[worker] T={t}: {json.dumps(res)}", file=sys.stderr, flush=True)
+    for b in buffers:
+        b.close()
+    stream.sync()
+    mr.close()
+    return out
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("mode", choices=("info", "alloc", "ipc"))
+    p.add_argument("--sizes", default="64,1048576,67108864")
+    p.add_argument("--iters", type=int, default=5000)
+    p.add_argument("--warmup", type=int, default=200)
+    p.add_argument("--ipc-size", type=int, default=1 << 20)
+    p.add_argument("--ipc-iters", type=int, default=2000)
+    p.add_argument("--ipc-warmup", type=int, default=50)
+    p.add_argument("--hit-iters", type=int, default=5000)
+    p.add_argument("--threads", default="1,2,4,8,16")
+    p.add_argument("--thread-imports", type=int, default=512)
+    p.add_argument("--thread-rounds", type=int, default=5)
+    p.add_argument("--budget", type=float, default=15.0, help="watchdog seconds per spawned child")
+    args = p.parse_args(argv)
+    result = {"mode": args.mode}
+    try:
+        result.update(_impl_info())
+        if args.mode == "alloc":
+            result.update(bench_alloc(args))
+        elif args.mode == "ipc":
+            result.update(bench_ipc(args))
+    except Exception as exc:  # noqa: BLE001
+        result["error"] = f"{type(exc).__name__}: {exc}"
+    sys.stdout.flush()
+    print(json.dumps(result), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
