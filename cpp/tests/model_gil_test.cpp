@@ -1,0 +1,227 @@
+// model_gil_test.cpp - the lock rules with a modelled GIL (a real mutex):
+// threads that "hold the GIL" import concurrently without deadlock, the
+// runtime held-lock check aborts on a re-attach under a C++ lock, and the
+// upstream (legacy) order really deadlocks (caught by the watchdog).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "fake_driver.hpp"
+#include "gil.hpp"
+#include "model_gil.hpp"
+#include "resource_handles.hpp"
+#include "test_util.hpp"
+
+using namespace cuda_core;
+using namespace std::chrono_literals;
+using fake::FakeDriver;
+using fake::Fn;
+using fake::Latch;
+using test_util::Watchdog;
+
+namespace {
+
+class ModelGil : public ::testing::Test {
+protected:
+    FakeDriver& fake = FakeDriver::get();
+    ContextHandle ctx;
+    MemoryPoolHandle pool;
+    StreamHandle stream;
+
+    void SetUp() override {
+        ::testing::FLAGS_gtest_death_test_style = "threadsafe";
+        fake.install();
+        fake::install_recording_reporter();
+        ctx = create_primary_context_handle(0);
+        pool = memory_pool_import_ipc(ctx, 1000);
+        stream = create_stream_handle(ctx, 0, 0);
+        ASSERT_TRUE(ctx && pool && stream);
+        model_gil::install();
+    }
+    void TearDown() override {
+        model_gil::uninstall();
+        stream.reset();
+        pool.reset();
+        ctx.reset();
+        EXPECT_EQ(ipc_cache_size(), 0u);
+        EXPECT_EQ(fake.live_imports(), 0u);
+        EXPECT_EQ(fake.bad_frees(), 0);
+        EXPECT_EQ(fake.duplicate_imports(), 0);
+        install_cleanup_reporter(nullptr);
+        fake.uninstall();
+    }
+    DevicePtrHandle import(std::uint64_t id) { return deviceptr_import_ipc(pool, FakeDriver::key_bytes(id), stream); }
+};
+
+// Threads that hold the GIL (as Python threads calling Buffer.from_ipc_descriptor
+// do) import shared and distinct keys and drop them (deleters run with the
+// GIL held too). With the lock order of DESIGN.md this cannot deadlock; the
+// watchdog turns a deadlock into a named abort within bounded time.
+TEST_F(ModelGil, ThreadsHoldingTheGilImportWithoutDeadlock_mt) {
+    const int threads = 6, iterations = test_util::scaled(1500);
+    Watchdog dog(60, "ModelGil.ThreadsHoldingTheGilImportWithoutDeadlock_mt");
+    fake.hooks().before_import = [](const IpcExportBytes&) {
+        std::this_thread::sleep_for(20us);  // a slow import: others pile up on the cache
+        return CUDA_SUCCESS;
+    };
+    fake.hooks().before_free = [](CUdeviceptr) { std::this_thread::yield(); };
+    const long detaches_before = model_gil::detach_count();
+    std::vector<std::thread> workers;
+    std::atomic<int> failures{0};
+    std::atomic<int> not_attached_after{0};
+    for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+            model_gil::Attach gil;  // this thread "runs Python"
+            std::mt19937 rng(t);
+            DevicePtrHandle held;
+            for (int i = 0; i < iterations; ++i) {
+                const std::uint64_t id = (rng() % 2) ? 1 + rng() % 3 : 1000 * (t + 1) + i % 5;
+                DevicePtrHandle h = import(id);
+                if (!h) failures.fetch_add(1);
+                if (!model_gil::attached()) not_attached_after.fetch_add(1);
+                if (rng() % 3 == 0) held = h;
+                if (rng() % 5 == 0) held.reset();  // deleter runs with the GIL held
+                if (i % 64 == 0) {
+                    model_gil::AllowThreads allow;  // a "Python" switch interval
+                    std::this_thread::yield();
+                }
+            }
+        });
+    }
+    for (auto& w : workers) w.join();
+    EXPECT_EQ(failures.load(), 0);
+    EXPECT_EQ(not_attached_after.load(), 0) << "the guard did not re-attach the GIL";
+    EXPECT_GT(model_gil::detach_count(), detaches_before) << "the GIL was never released";
+}
+
+// The GIL is released for the driver call and while waiting on the cache:
+// the main thread takes the GIL while importer A is inside the driver, then,
+// holding the GIL, imports the same key; it must wait with the GIL released
+// so that A can re-attach and publish. The old order deadlocks right here.
+TEST_F(ModelGil, WaitingImporterReleasesTheGil) {
+    Watchdog dog(30, "ModelGil.WaitingImporterReleasesTheGil");
+    Latch in_driver, release;
+    fake.hooks().before_import = [&](const IpcExportBytes&) {
+        in_driver.open();
+        release.wait_for(10s);
+        return CUDA_SUCCESS;
+    };
+    DevicePtrHandle a;
+    std::thread ta([&] {
+        model_gil::Attach gil;
+        a = import(77);
+    });
+    ASSERT_TRUE(in_driver.wait_for(10s));
+    model_gil::Attach main_gil;  // possible only because A released the GIL for the driver call
+    std::thread opener([&] {
+        std::this_thread::sleep_for(100ms);
+        release.open();
+    });
+    DevicePtrHandle b = import(77);  // waits (GIL released) until A publishes
+    {
+        model_gil::AllowThreads allow;
+        ta.join();
+        opener.join();
+    }
+    ASSERT_TRUE(a && b);
+    EXPECT_EQ(a.get(), b.get());
+    EXPECT_EQ(fake.calls(Fn::cuMemPoolImportPointer), 1);
+    EXPECT_TRUE(model_gil::attached());
+    a.reset();
+    b.reset();
+}
+
+// A cleanup report may take the GIL: it is made with no lock held, on a
+// thread that (in a deleter) had released the GIL.
+TEST_F(ModelGil, ReportTakesTheGilWithNoLockHeld) {
+    std::atomic<bool> attached_in_report{false};
+    fake::set_report_callback([&] {
+        GILAcquireGuard gil;  // aborts if a C++ lock were held
+        attached_in_report = gil.python_available() && model_gil::attached();
+    });
+    DevicePtrHandle h = import(88);
+    fake.fail_next(Fn::cuMemFreeAsync, CUDA_ERROR_LAUNCH_FAILED);
+    std::thread([&] { h.reset(); }).join();  // a thread that never held the GIL
+    auto r = fake::reports();
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].held_locks, 0);
+    EXPECT_TRUE(attached_in_report.load());
+    fake::set_report_callback(nullptr);
+    // The failed free left the mapping: free it by hand so TearDown balances.
+    CUcontext popped = nullptr;
+    fake.table().cuCtxPushCurrent_(ctx->context);
+    for (const auto& line : fake.log())
+        if (line.rfind("import id=88 ", 0) == 0)
+            fake.table().cuMemFreeAsync_(std::stoull(line.substr(line.rfind(' ') + 1), nullptr, 16), nullptr);
+    fake.table().cuCtxPopCurrent_(&popped);
+}
+
+// ---------------------------------------------------------------- runtime check (death tests)
+
+// Re-attaching the GIL while a cuda_core::Mutex is held aborts, naming the rule.
+TEST_F(ModelGil, ReattachWhileHoldingAMutexAborts) {
+    EXPECT_DEATH(
+        {
+            model_gil::Attach gil;
+            Mutex m;
+            auto* release = new GILReleaseGuard;  // detaches
+            m.lock();
+            delete release;  // re-attach under m: lock-order violation
+        },
+        "lock-order violation: GILReleaseGuard re-attaching to the GIL while holding 1 C\\+\\+ lock");
+}
+
+TEST_F(ModelGil, AcquireGuardUnderTheCacheMutexAborts) {
+    EXPECT_DEATH(
+        {
+            GILReleaseGuard release;
+            MutexLock lock(ipc_cache_mutex);
+            GILAcquireGuard acquire;
+        },
+        "lock-order violation: GILAcquireGuard attaching to the GIL");
+}
+
+// The upstream order (lock, then release the GIL inside it, re-take the GIL
+// before unlocking), reachable through the CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER
+// switch, deadlocks for real with two GIL-holding threads; the watchdog (or
+// TSan, first) reports it. Proves this suite can fail.
+TEST_F(ModelGil, LegacyOrderDeadlockIsCaughtByTheWatchdog) {
+    EXPECT_DEATH(
+        {
+            setenv("CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER", "1", 1);
+            reload_testing_switches();
+            Watchdog dog(3, "legacy-order import");
+            Latch a_in_driver;
+            std::atomic<bool> b_started{false};
+            fake.hooks().before_import = [&](const IpcExportBytes&) {
+                if (!a_in_driver.is_open()) {
+                    a_in_driver.open();
+                    while (!b_started.load()) std::this_thread::yield();
+                    std::this_thread::sleep_for(200ms);  // B now blocks on the lock, holding the GIL
+                }
+                return CUDA_SUCCESS;
+            };
+            std::thread a([&] {
+                model_gil::Attach gil;
+                DevicePtrHandle h = import(1);
+            });
+            a_in_driver.wait_for(10s);
+            std::thread b([&] {
+                model_gil::Attach gil;  // free: A released it for the driver call
+                b_started = true;
+                DevicePtrHandle h = import(2);
+            });
+            a.join();
+            b.join();
+            std::fprintf(stderr, "no deadlock\n");
+            std::exit(0);
+        },
+        "WATCHDOG: legacy-order import did not finish|ThreadSanitizer: lock-order-inversion");
+}
+
+}  // namespace
