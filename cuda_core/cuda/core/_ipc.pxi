@@ -122,6 +122,8 @@ cdef tuple _fd_and_uuid(object alloc_handle):
         raise TypeError(f"alloc_handle must be an IPCAllocationHandle or an int fd, not {type(alloc_handle).__name__}")
     if alloc_handle < 0:
         raise ValueError(f"Invalid allocation handle (fd) {alloc_handle}: must be non-negative")
+    if alloc_handle > 0x7FFFFFFF:
+        raise ValueError(f"Invalid allocation handle (fd) {alloc_handle}: not an open file descriptor")
     try:
         _os.fstat(alloc_handle)
     except OSError as exc:
