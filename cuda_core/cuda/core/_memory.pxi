@@ -485,6 +485,11 @@ cdef class DeviceMemoryResource(_PoolMemoryResource):
             raise_last_error()
         self._owned = True
         self._ipc = bool(opts.ipc_enabled)
+        if self._ipc:
+            # The real driver refuses cuMemPoolExportPointer (INVALID_VALUE) until
+            # the pool has been exported once (seen on driver 580, 2026-12-02):
+            # export it now, as every IPC pool is meant to be shared.
+            self.allocation_handle
 
     @classmethod
     def from_allocation_handle(cls, device_id, alloc_handle):
@@ -594,6 +599,11 @@ cdef class PinnedMemoryResource(_PoolMemoryResource):
             raise_last_error()
         self._owned = True
         self._ipc = bool(opts.ipc_enabled)
+        if self._ipc:
+            # The real driver refuses cuMemPoolExportPointer (INVALID_VALUE) until
+            # the pool has been exported once (seen on driver 580, 2026-12-02):
+            # export it now, as every IPC pool is meant to be shared.
+            self.allocation_handle
 
     @classmethod
     def from_allocation_handle(cls, alloc_handle):
