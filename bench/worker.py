@@ -186,6 +186,7 @@ def _child_threads(q_in, q_out, threads, imports, rounds, budget):
     mr = q_in.get()
     descriptors = q_in.get()
     per = imports // threads
+    rounds += 1  # + one warm-up round (round 0), not timed
     starts = [[0] * threads for _ in range(rounds)]
     ends = [[0] * threads for _ in range(rounds)]
     errors = []
@@ -194,7 +195,6 @@ def _child_threads(q_in, q_out, threads, imports, rounds, budget):
     end_gate = threading.Barrier(threads + 1)
     imp = Buffer.from_ipc_descriptor
     pc = time.perf_counter_ns
-    rounds += 1  # + one warm-up round, not timed
 
     def work(index):
         try:
