@@ -396,15 +396,16 @@ int main(int argc, char** argv) {
     size_t count = size_t(std::max(o.ipc_warmup + o.ipc_iters, o.thread_imports));
     size_t granule = size_t((o.ipc_size + (2 << 20) - 1) / (2 << 20)) * (2 << 20);
     CUmemoryPool pool = make_pool(true, count * granule + (64ull << 20));
-    std::vector<CUdeviceptr> ptrs(count);
-    std::vector<CUmemPoolPtrExportData> exports(count);
-    for (size_t k = 0; k < count; ++k) {
-        CHECK(drv.cuMemAllocFromPoolAsync(&ptrs[k], size_t(o.ipc_size), pool, stream));
-        CHECK(drv.cuMemPoolExportPointer(&exports[k], ptrs[k]));
-    }
-    CHECK(drv.cuStreamSynchronize(stream));
+    // The pool is exported first: the real driver refuses cuMemPoolExportPointer
+    // on a pool that was never exported.
     int fd = -1;
     CHECK(drv.cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    std::vector<CUdeviceptr> ptrs(count);
+    std::vector<CUmemPoolPtrExportData> exports(count);
+    for (size_t k = 0; k < count; ++k)
+        CHECK(drv.cuMemAllocFromPoolAsync(&ptrs[k], size_t(o.ipc_size), pool, stream));
+    CHECK(drv.cuStreamSynchronize(stream));
+    for (size_t k = 0; k < count; ++k) CHECK(drv.cuMemPoolExportPointer(&exports[k], ptrs[k]));
     send_fd(sock, fd, count);
     send_all(sock, exports.data(), count * sizeof(CUmemPoolPtrExportData));
 

@@ -270,6 +270,7 @@ def bench_ipc(args):
     count = max(args.ipc_warmup + args.ipc_iters + 1, args.thread_imports)
     granule = -(-args.ipc_size // (2 << 20)) * (2 << 20)
     mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(max_size=count * granule + (64 << 20), ipc_enabled=True))
+    _ = mr.allocation_handle  # export the pool before any pointer (the real driver requires it)
     buffers = [mr.allocate(args.ipc_size, stream=stream) for _ in range(count)]
     stream.sync()
     descriptors = [b.ipc_descriptor for b in buffers]
