@@ -168,9 +168,9 @@ const ErrTexts& err_texts() {
     static const ErrTexts* t = new ErrTexts();
     return *t;
 }
-int err_index(CUresult c) {
+int err_index(int c) {
     for (size_t i = 0; i < sizeof(kErrors) / sizeof(kErrors[0]); ++i)
-        if (kErrors[i].code == c) return int(i);
+        if (int(kErrors[i].code) == c) return int(i);
     return -1;
 }
 
@@ -559,6 +559,16 @@ CUmemoryPool pool_handle(const Pool* p) {
 
 size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
 
+// The integer inside an enum argument, read without an enum load: callers of
+// a C API may pass any value (and UBSan's -fsanitize=enum would trap).
+template <class E>
+int raw(const E& e) {
+    static_assert(sizeof(E) == sizeof(int), "int-sized enum");
+    int v;
+    std::memcpy(&v, &e, sizeof(v));
+    return v;
+}
+
 // Region lookup: the region containing address p, or regions.end().
 std::map<uintptr_t, Region>::iterator region_at(uintptr_t p) {
     auto& r = S().regions;
@@ -903,7 +913,7 @@ SIM_EXPORT CUresult CUDAAPI cuDriverGetVersion(int* driverVersion) {
 SIM_EXPORT CUresult CUDAAPI cuGetErrorName(CUresult error, const char** pStr) {
     SIM_ENTER(cuGetErrorName);
     if (!pStr) return CUDA_ERROR_INVALID_VALUE;
-    int i = err_index(error);
+    int i = err_index(raw(error));
     if (i < 0) {
         *pStr = nullptr;
         return CUDA_ERROR_INVALID_VALUE;
@@ -915,7 +925,7 @@ SIM_EXPORT CUresult CUDAAPI cuGetErrorName(CUresult error, const char** pStr) {
 SIM_EXPORT CUresult CUDAAPI cuGetErrorString(CUresult error, const char** pStr) {
     SIM_ENTER(cuGetErrorString);
     if (!pStr) return CUDA_ERROR_INVALID_VALUE;
-    int i = err_index(error);
+    int i = err_index(raw(error));
     if (i < 0) {
         *pStr = nullptr;
         return CUDA_ERROR_INVALID_VALUE;
@@ -965,9 +975,10 @@ SIM_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute att
     SIM_ENTER(cuDeviceGetAttribute);
     if (!pi) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    if (int(attrib) < 1 || int(attrib) >= int(CU_DEVICE_ATTRIBUTE_MAX)) return CUDA_ERROR_INVALID_VALUE;
+    const int a = raw(attrib);
+    if (a < 1 || a >= int(CU_DEVICE_ATTRIBUTE_MAX)) return CUDA_ERROR_INVALID_VALUE;
     int v = 0;
-    switch (attrib) {
+    switch (static_cast<CUdevice_attribute>(a)) {
         case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: v = 1024; break;
         case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: v = 1024; break;
         case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: v = 1024; break;
@@ -1332,11 +1343,12 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolP
     SIM_ENTER(cuMemPoolCreate);
     if (!pool || !poolProps) return CUDA_ERROR_INVALID_VALUE;
     const CUmemPoolProps& pr = *poolProps;
-    if (pr.allocType != CU_MEM_ALLOCATION_TYPE_PINNED) return CUDA_ERROR_INVALID_VALUE;
+    if (raw(pr.allocType) != int(CU_MEM_ALLOCATION_TYPE_PINNED)) return CUDA_ERROR_INVALID_VALUE;
     if (pr.win32SecurityAttributes) return CUDA_ERROR_INVALID_VALUE;
     bool host = false;
     int loc_id = pr.location.id;
-    switch (pr.location.type) {
+    const int loc_type = raw(pr.location.type);
+    switch (loc_type) {
         case CU_MEM_LOCATION_TYPE_DEVICE:
             if (!valid_dev(loc_id)) return CUDA_ERROR_INVALID_VALUE;
             break;
@@ -1353,9 +1365,10 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolP
             return CUDA_ERROR_INVALID_VALUE;
     }
     bool ipc;
-    if (pr.handleTypes == CU_MEM_HANDLE_TYPE_NONE)
+    const int handle_types = raw(pr.handleTypes);
+    if (handle_types == int(CU_MEM_HANDLE_TYPE_NONE))
         ipc = false;
-    else if (pr.handleTypes == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+    else if (handle_types == int(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
         ipc = true;
     else
         return CUDA_ERROR_NOT_SUPPORTED;
@@ -1363,7 +1376,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolP
     if (cap > kMaxPoolBytes) return CUDA_ERROR_OUT_OF_MEMORY;
     Excl lk(S().mu);
     CUresult rc;
-    Pool* p = create_pool(ipc, host, int(pr.location.type), loc_id, cap, &rc);
+    Pool* p = create_pool(ipc, host, loc_type, loc_id, cap, &rc);
     if (!p) return rc;
     *pool = pool_handle(p);
     return CUDA_SUCCESS;
@@ -1389,6 +1402,9 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_a
     Excl lk(S().mu);
     Pool* p = find_pool(pool);
     if (!p) return CUDA_ERROR_INVALID_HANDLE;
+    const int ai = raw(attr);
+    if (ai < int(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES) || ai > int(CU_MEMPOOL_ATTR_USED_MEM_HIGH))
+        return CUDA_ERROR_INVALID_VALUE;
     switch (attr) {
         case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
         case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
@@ -1427,6 +1443,9 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_a
     Shared lk(S().mu);
     Pool* p = find_pool(pool);
     if (!p) return CUDA_ERROR_INVALID_HANDLE;
+    const int ai = raw(attr);
+    if (ai < int(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES) || ai > int(CU_MEMPOOL_ATTR_USED_MEM_HIGH))
+        return CUDA_ERROR_INVALID_VALUE;
     cuuint64_t v64;
     switch (attr) {
         case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
@@ -1456,13 +1475,14 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAcc
     // Validate everything first: a failing call changes nothing.
     for (size_t i = 0; i < count; ++i) {
         const CUmemAccessDesc& d = map[i];
-        if (d.location.type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+        const int fl = raw(d.flags);
+        if (raw(d.location.type) != int(CU_MEM_LOCATION_TYPE_DEVICE)) return CUDA_ERROR_INVALID_VALUE;
         if (!valid_dev(d.location.id)) return CUDA_ERROR_INVALID_DEVICE;
-        if (d.flags != CU_MEM_ACCESS_FLAGS_PROT_NONE && d.flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+        if (fl != int(CU_MEM_ACCESS_FLAGS_PROT_NONE) && fl != int(CU_MEM_ACCESS_FLAGS_PROT_READWRITE))
             return CUDA_ERROR_INVALID_VALUE;  // read-only is not supported for pools
-        if (d.location.id == p->owner_dev && d.flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+        if (d.location.id == p->owner_dev && fl != int(CU_MEM_ACCESS_FLAGS_PROT_READWRITE))
             return CUDA_ERROR_INVALID_VALUE;
-        if (!p->host && d.location.id != p->owner_dev && d.flags != CU_MEM_ACCESS_FLAGS_PROT_NONE &&
+        if (!p->host && d.location.id != p->owner_dev && fl != int(CU_MEM_ACCESS_FLAGS_PROT_NONE) &&
             !g_knobs.peer_access)
             return CUDA_ERROR_INVALID_DEVICE;
     }
@@ -1476,7 +1496,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolGetAccess(CUmemAccess_flags* flags, CUmemor
     Shared lk(S().mu);
     Pool* p = find_pool(memPool);
     if (!p) return CUDA_ERROR_INVALID_HANDLE;
-    if (location->type != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_INVALID_VALUE;
+    if (raw(location->type) != int(CU_MEM_LOCATION_TYPE_DEVICE)) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_dev(location->id)) return CUDA_ERROR_INVALID_DEVICE;
     *flags = location->id == p->owner_dev ? CU_MEM_ACCESS_FLAGS_PROT_READWRITE : p->access[size_t(location->id)];
     return CUDA_SUCCESS;
@@ -1487,7 +1507,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolExportToShareableHandle(void* handle_out, C
                                                             unsigned long long flags) {
     SIM_ENTER(cuMemPoolExportToShareableHandle);
     if (!handle_out || !pool || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    if (handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_INVALID_VALUE;
+    if (raw(handleType) != int(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) return CUDA_ERROR_INVALID_VALUE;
     Shared lk(S().mu);
     Pool* p = find_pool(pool);
     if (!p) return CUDA_ERROR_INVALID_HANDLE;
@@ -1503,7 +1523,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool* poo
                                                               unsigned long long flags) {
     SIM_ENTER(cuMemPoolImportFromShareableHandle);
     if (!pool_out || flags != 0) return CUDA_ERROR_INVALID_VALUE;
-    if (handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) return CUDA_ERROR_INVALID_VALUE;
+    if (raw(handleType) != int(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) return CUDA_ERROR_INVALID_VALUE;
     intptr_t raw = reinterpret_cast<intptr_t>(handle);
     if (raw < 0 || raw > INT32_MAX) return CUDA_ERROR_INVALID_VALUE;
     int fd = int(raw);
@@ -1789,6 +1809,9 @@ SIM_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
     int dev = p->owner_dev;
     if (dev < 0) dev = r.alloc ? r.alloc->dev : 0;  // host pool: the allocating stream's device
     if (!valid_dev(dev)) dev = 0;
+    const int ai = raw(attribute);
+    if (ai < int(CU_POINTER_ATTRIBUTE_CONTEXT) || ai > int(CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE))
+        return CUDA_ERROR_INVALID_VALUE;
     switch (attribute) {
         case CU_POINTER_ATTRIBUTE_CONTEXT: {
             CUcontext c = ctx_handle(dev);

@@ -467,6 +467,27 @@ TEST_F(Sim, InvalidHandlesAndPointersReturnErrors) {
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolCreate(&pool, nullptr));
     int fd;
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));  // not IPC
+    // Out-of-range enum values from the caller.
+    CUdeviceptr live = alloc(pool, 64);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuPointerGetAttribute(&v, static_cast<CUpointer_attribute>(9999), live));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolGetAttribute(pool, static_cast<CUmemPool_attribute>(77), &v));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolSetAttribute(pool, static_cast<CUmemPool_attribute>(-3), &v));
+    int iv;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDeviceGetAttribute(&iv, static_cast<CUdevice_attribute>(-1), 0));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolExportToShareableHandle(&fd, pool, static_cast<CUmemAllocationHandleType>(12345), 0));
+    CUmemPoolProps props;
+    std::memset(&props, 0, sizeof(props));
+    props.allocType = static_cast<CUmemAllocationType>(42);
+    CUmemoryPool np;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolCreate(&np, &props));
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = static_cast<CUmemLocationType>(99);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolCreate(&np, &props));
+    CUmemAccessDesc ad{};
+    ad.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ad.flags = static_cast<CUmemAccess_flags>(0x77);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolSetAccess(pool, &ad, 1));
+    OK(D.cuMemFreeAsync(live, stream_));
     // Pool destroy with an outstanding allocation: memory stays valid until freed.
     CUdeviceptr keep = alloc(pool, 256);
     OK(D.cuMemPoolDestroy(pool));
