@@ -113,14 +113,17 @@ def require_pinned_ipc(device):
         pytest.skip("no host NUMA id: pinned (host-NUMA) IPC pools unsupported")
 
 
-def tweak_descriptor(desc, payload=None, size=None):
+_KEEP = object()
+
+
+def tweak_descriptor(desc, payload=_KEEP, size=_KEEP):
     """A descriptor like `desc` with another payload and/or size, built the way
     unpickling builds one (public pickle protocol, no private constructor)."""
     func, args = desc.__reduce__()
     args = list(args)
-    if payload is not None:
+    if payload is not _KEEP:
         args[0] = payload
-    if size is not None:
+    if size is not _KEEP:
         args[1] = size
     return func(*args)
 

@@ -238,7 +238,9 @@ cdef object _import_buffer(object mr, object ipc_descriptor, object stream):
     mapped = deviceptr_size(h)
     if mapped and desc._size > mapped:
         raise ValueError(f"IPC buffer descriptor size {desc._size} exceeds mapped allocation extent {mapped}")
-    return Buffer._wrap(h, desc._size, mr)
+    cdef Buffer b = Buffer._wrap(h, desc._size, mr)
+    b._ipc_desc = desc   # an imported buffer can be handed on (the driver cannot re-export it)
+    return b
 
 
 def _reconstruct_buffer(uuid, ipc_descriptor):
