@@ -1,0 +1,97 @@
+"""Spawned-child IPC: parent writes, child reads; child writes, parent reads;
+ordered by IPC events only (no device-wide sync), for device and pinned pools."""
+import multiprocessing as mp
+import pickle
+
+import pytest
+
+from api_helpers import _child_trampoline, child_roundtrip, host_bytes, require_pinned_ipc, require_pools
+from conftest import open_fd_count
+
+
+def _roundtrip(device, mr, pinned, nbytes=1 << 16):
+    from cuda.core import EventOptions
+
+    s = device.create_stream()
+    buf = mr.allocate(nbytes, stream=s)
+    buf.fill(0x5A, stream=s)
+    ready = s.record(options=EventOptions(ipc_enabled=True))
+    ctx = mp.get_context("spawn")
+    answer, result, release = ctx.Queue(), ctx.Queue(), ctx.Event()
+    proc = ctx.Process(target=_child_trampoline,
+                       args=(result, child_roundtrip, mr, buf, ready, 0x5A, 0xA5, answer, release, pinned))
+    proc.start()
+    try:
+        ok, head, done = answer.get(timeout=90)
+        assert ok, f"child saw {head!r}"
+        assert done.is_ipc_enabled
+        s.wait(done)                       # order on the child's event, not a device sync
+        assert host_bytes(buf, s) == b"\xa5" * nbytes
+    finally:
+        release.set()
+        status = result.get(timeout=90)
+        proc.join(60)
+    assert status == ("ok", True), status
+    assert proc.exitcode == 0
+    buf.close(s)
+    s.sync()
+
+
+def test_device_memory_resource_roundtrip_with_ipc_events(device, ipc_mr):
+    before = open_fd_count()
+    _roundtrip(device, ipc_mr, pinned=False)
+    assert open_fd_count() <= before + 1   # the cached allocation handle of ipc_mr
+
+
+def test_pinned_memory_resource_roundtrip_with_ipc_events(device):
+    from cuda.core import PinnedMemoryResource, PinnedMemoryResourceOptions
+
+    require_pinned_ipc(device)
+    mr = PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True, max_size=8 << 20))
+    before = open_fd_count()
+    _roundtrip(device, mr, pinned=True)
+    mr.close()
+    assert open_fd_count() <= before
+
+
+def _child_registry_and_pickle(mr_blob_uuid, mr, descs, pickled_buffers):
+    """In the child: the pool arrived through multiprocessing (fd), is registered
+    under the exporter's uuid, and plain-pickled buffers resolve through it."""
+    from cuda.core import Device
+
+    cls = type(mr)
+    assert cls.from_registry(mr_blob_uuid) is mr
+    assert mr.uuid == mr_blob_uuid and mr.is_mapped
+    s = Device().create_stream()
+    out = []
+    for blob in pickled_buffers:
+        b = pickle.loads(blob)
+        out.append(host_bytes(b, s)[:4])
+        b.close()
+    return out, [mr.device_id, mr.is_device_accessible, mr.is_host_accessible]
+
+
+@pytest.mark.parametrize("kind", ["device", "pinned"])
+def test_buffer_pickling_via_registered_resource(device, kind):
+    from api_helpers import run_child
+    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions, PinnedMemoryResource, \
+        PinnedMemoryResourceOptions
+
+    if kind == "pinned":
+        require_pinned_ipc(device)
+        mr = PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True, max_size=8 << 20))
+    else:
+        require_pools(device)
+        mr = DeviceMemoryResource(device, DeviceMemoryResourceOptions(ipc_enabled=True, max_size=8 << 20))
+    s = device.create_stream()
+    bufs = [mr.allocate(4096, stream=s) for _ in range(3)]
+    for i, b in enumerate(bufs):
+        b.fill(0x10 + i, stream=s)
+    s.sync()
+    blobs = [pickle.dumps(b) for b in bufs]
+    heads, facts = run_child(_child_registry_and_pickle, mr.uuid, mr, [b.ipc_descriptor for b in bufs], blobs)
+    assert heads == [bytes([0x10 + i]) * 4 for i in range(3)]
+    assert facts == ([-1, True, True] if kind == "pinned" else [device.device_id, True, False])
+    for b in bufs:
+        b.close()
+    mr.close()
