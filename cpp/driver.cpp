@@ -76,10 +76,15 @@ void load_driver_once() noexcept {
 
 }  // namespace
 
+static std::atomic<bool> driver_ready{false};
+
 CUresult ensure_driver_loaded() noexcept {
+    if (driver_ready.load(std::memory_order_acquire)) return CUDA_SUCCESS;  // the hot path
     if (table_override.load(std::memory_order_acquire) != nullptr) return CUDA_SUCCESS;
     std::call_once(load_once, load_driver_once);
-    return loaded_driver().status;
+    CUresult status = loaded_driver().status;
+    if (status == CUDA_SUCCESS) driver_ready.store(true, std::memory_order_release);
+    return status;
 }
 
 const DriverTable& driver() noexcept {

@@ -304,7 +304,9 @@ struct DevicePtrBox {
     CUdeviceptr ptr;
     std::size_t size;
     MemoryPoolHandle pool;           // empty for borrowed memory
-    mutable StreamHandle free_stream;  // accessed with std::atomic_load/store only
+    StreamHandle alloc_stream;       // the free stream unless set_deallocation_stream() ran
+    mutable StreamHandle free_stream;  // the override: std::atomic_load/store only
+    mutable std::atomic<bool> free_stream_set{false};
     bool imported;
     IpcExportBytes key;              // imported only
     std::uint64_t generation;        // imported through the cache only (0 otherwise)
@@ -312,8 +314,28 @@ struct DevicePtrBox {
 
 namespace {
 
+// Allocates a box (nullptr on allocation failure); owns nothing yet.
+DevicePtrBox* new_deviceptr_box(CUdeviceptr ptr, std::size_t size, const MemoryPoolHandle& pool,
+                                const StreamHandle& stream, bool imported, const IpcExportBytes& key,
+                                std::uint64_t generation) noexcept {
+    DevicePtrBox* box = new (std::nothrow) DevicePtrBox;
+    if (box == nullptr) return nullptr;
+    box->ptr = ptr;
+    box->size = size;
+    box->pool = pool;
+    box->alloc_stream = stream;
+    box->imported = imported;
+    box->key = key;
+    box->generation = generation;
+    return box;
+}
+
 // Current free stream of `box` (atomic w.r.t. set_deallocation_stream).
-StreamHandle load_free_stream(const DevicePtrBox* box) noexcept { return std::atomic_load(&box->free_stream); }
+// (The override is rare; the flag keeps the common path off libstdc++'s atomic shared_ptr spinlock pool.)
+StreamHandle load_free_stream(const DevicePtrBox* box) noexcept {
+    if (!box->free_stream_set.load(std::memory_order_acquire)) return box->alloc_stream;
+    return std::atomic_load(&box->free_stream);
+}
 
 // Frees box->ptr on its free stream with the right context current; returns the CUresult.
 CUresult free_on_stream(const DevicePtrBox* box) noexcept {
@@ -428,7 +450,7 @@ DevicePtrHandle import_uncached(const MemoryPoolHandle& pool, const IpcExportByt
         set_last_error(r);
         return {};
     }
-    return make_handle(new (std::nothrow) DevicePtrBox{ptr, mapping_size(ptr), pool, stream, true, bytes, 0},
+    return make_handle(new_deviceptr_box(ptr, mapping_size(ptr), pool, stream, true, bytes, 0),
                        &release_uncached_import);
 }
 
@@ -498,11 +520,11 @@ DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle& pool, std::size_
         set_last_error(r);
         return {};
     }
-    return make_handle(new (std::nothrow) DevicePtrBox{ptr, size, pool, stream, false, {}, 0}, &release_allocation);
+    return make_handle(new_deviceptr_box(ptr, size, pool, stream, false, {}, 0), &release_allocation);
 }
 
 DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, std::size_t size) noexcept {
-    return make_handle(new (std::nothrow) DevicePtrBox{ptr, size, {}, {}, false, {}, 0}, &delete_borrowed<DevicePtrBox>);
+    return make_handle(new_deviceptr_box(ptr, size, {}, {}, false, {}, 0), &delete_borrowed<DevicePtrBox>);
 }
 
 DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
@@ -545,7 +567,7 @@ DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExpo
     DevicePtrHandle handle;
     if (r == CUDA_SUCCESS) {
         handle = make_handle(
-            new (std::nothrow) DevicePtrBox{ptr, mapping_size(ptr), pool, stream, true, bytes, generation},
+            new_deviceptr_box(ptr, mapping_size(ptr), pool, stream, true, bytes, generation),
             &release_cached_import);
         if (!handle) r = CUDA_ERROR_OUT_OF_MEMORY;  // the deleter ran and freed the mapping
     }
@@ -577,7 +599,9 @@ CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* bytes_
 }
 
 void set_deallocation_stream(const DevicePtrHandle& ptr, const StreamHandle& stream) noexcept {
-    if (ptr && stream) std::atomic_store(&ptr->free_stream, stream);
+    if (!ptr || !stream) return;
+    std::atomic_store(&ptr->free_stream, stream);
+    ptr->free_stream_set.store(true, std::memory_order_release);
 }
 
 CUdeviceptr deviceptr_address(const DevicePtrHandle& ptr) noexcept { return ptr ? ptr->ptr : 0; }

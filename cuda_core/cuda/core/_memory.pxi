@@ -1,3 +1,4 @@
+from cpython.number cimport PyNumber_Index
 # MemoryResource, Buffer, DeviceMemoryResource(+Options), PinnedMemoryResource(+Options).
 import uuid as _uuid_mod
 
@@ -49,8 +50,13 @@ cdef object _address_arg(object value, str what):
 
 
 cdef object _size_arg(object size):
+    if type(size) is int:   # the hot path (allocate): no attribute lookup
+        n = size
+    else:
+        n = None
     try:
-        n = operator.index(size)
+        if n is None:
+            n = PyNumber_Index(size)
     except TypeError:
         raise TypeError(f"size must be an int, not {type(size).__name__}") from None
     if n < 0:
