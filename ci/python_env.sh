@@ -1,0 +1,26 @@
+# ci/python_env.sh - sourced: a virtualenv in build/venv with the build and
+# test requirements, the package installed into it, and the simulated driver
+# built. Sets PY (the venv's python) and SIM_LIB (path of libcuda_sim.so).
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+BASE_PY="${PYTHON:-python3}"
+if [[ ! -x build/venv/bin/python ]]; then
+    mkdir -p build
+    "$BASE_PY" -m venv build/venv
+fi
+PY="$ROOT/build/venv/bin/python"
+"$PY" -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel >/dev/null
+"$PY" -m pip install -q --disable-pip-version-check "Cython>=3.0" "pytest>=7" pytest-timeout numpy
+echo "== building and installing cuda-core-ipcsafe into build/venv"
+"$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall . \
+    > build/pip-install.log 2>&1 || { tail -40 build/pip-install.log; exit 1; }
+
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+echo "== building the simulated driver (cpp/sim -> build/ci-sim/libcuda_sim.so)"
+cmake -S cpp/sim -B build/ci-sim "${generator[@]}" -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/ci-sim --target cuda_sim >/dev/null
+SIM_LIB="$ROOT/build/ci-sim/libcuda_sim.so"
+[[ -f "$SIM_LIB" ]] || { echo "libcuda_sim.so was not built" >&2; exit 1; }
+export PY SIM_LIB ROOT
