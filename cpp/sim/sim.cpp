@@ -397,6 +397,7 @@ struct Pool {
     uint64_t reserved_cur = 0, reserved_high = 0, used_cur = 0, used_high = 0;
     std::vector<CUmemAccess_flags> access;
     bool destroyed = false;
+    bool exported = false;  // ExportToShareableHandle called at least once
     size_t live_imports = 0;
 };
 
@@ -1508,12 +1509,13 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolExportToShareableHandle(void* handle_out, C
     SIM_ENTER(cuMemPoolExportToShareableHandle);
     if (!handle_out || !pool || flags != 0) return CUDA_ERROR_INVALID_VALUE;
     if (raw(handleType) != int(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) return CUDA_ERROR_INVALID_VALUE;
-    Shared lk(S().mu);
+    Excl lk(S().mu);
     Pool* p = find_pool(pool);
     if (!p) return CUDA_ERROR_INVALID_HANDLE;
     if (!p->ipc || p->imported || p->fd < 0) return CUDA_ERROR_INVALID_VALUE;
     int fd = dup(p->fd);
     if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    p->exported = true;
     *static_cast<int*>(handle_out) = fd;
     return CUDA_SUCCESS;
 }
@@ -1577,6 +1579,9 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolExportPointer(CUmemPoolPtrExportData* share
         return CUDA_ERROR_INVALID_VALUE;
     Pool* p = r.pool;
     if (!p->ipc || p->imported) return CUDA_ERROR_INVALID_VALUE;
+    // Like the real driver (seen on r580): pointers of a pool that was never
+    // exported with cuMemPoolExportToShareableHandle cannot be exported.
+    if (!p->exported) return CUDA_ERROR_INVALID_VALUE;
     PtrExport x{};
     std::memcpy(x.magic, kPtrMagic, sizeof(kPtrMagic));
     std::memcpy(x.uid, p->uid, 16);

@@ -581,8 +581,10 @@ TEST_F(Sim, IpcImportValidation) {
     CUmemoryPool pa = make_pool(true), pb = make_pool(true);
     CUdeviceptr a = alloc(pa, 4096);
     CUmemPoolPtrExportData ea;
-    OK(D.cuMemPoolExportPointer(&ea, a));
+    // Like the real driver: no pointer export before the pool was exported.
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolExportPointer(&ea, a));
     CUmemoryPool ib = import_pool(pb), ia = import_pool(pa);
+    OK(D.cuMemPoolExportPointer(&ea, a));
     CUdeviceptr p = 0;
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolImportPointer(&p, ib, &ea));  // wrong pool
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolImportPointer(&p, pa, &ea));  // not an imported pool
@@ -624,9 +626,9 @@ TEST_F(Sim, NvbugDuplicateImportAliases) {
     CUmemoryPool pool = make_pool(true);
     CUdeviceptr a = alloc(pool, 8192);
     OK(D.cuMemsetD8Async(a, 0x5c, 8192, stream_));
+    CUmemoryPool imp = import_pool(pool);
     CUmemPoolPtrExportData e;
     OK(D.cuMemPoolExportPointer(&e, a));
-    CUmemoryPool imp = import_pool(pool);
     CUdeviceptr p1 = 0, p2 = 0;
     OK(D.cuMemPoolImportPointer(&p1, imp, &e));
     OK(D.cuMemPoolImportPointer(&p2, imp, &e));
@@ -661,9 +663,9 @@ TEST_F(Sim, PinnedPoolDuplicateImportIsAlreadyMapped) {
     unsigned mt = 0;
     OK(D.cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, a));
     EXPECT_EQ(unsigned(CU_MEMORYTYPE_HOST), mt);
+    CUmemoryPool imp = import_pool(pool);
     CUmemPoolPtrExportData e;
     OK(D.cuMemPoolExportPointer(&e, a));
-    CUmemoryPool imp = import_pool(pool);
     CUdeviceptr p1 = 0, p2 = 0;
     OK(D.cuMemPoolImportPointer(&p1, imp, &e));
     EXPECT_EQ(CUDA_ERROR_ALREADY_MAPPED, D.cuMemPoolImportPointer(&p2, imp, &e));
@@ -822,9 +824,9 @@ TEST_F(SimChild, Fail) {
     CUdeviceptr a = alloc(pool, 4096);
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemFreeAsync(a, stream_));
     OK(D.cuMemsetD8Async(a, 1, 16, stream_));  // the failed free had no effect
+    CUmemoryPool imp = import_pool(pool);
     CUmemPoolPtrExportData e;
     OK(D.cuMemPoolExportPointer(&e, a));
-    CUmemoryPool imp = import_pool(pool);
     CUdeviceptr p = 0;
     OK(D.cuMemPoolImportPointer(&p, imp, &e));
     OK(D.cuMemPoolImportPointer(&p, imp, &e));
