@@ -17,10 +17,8 @@ pytest_on_sim() {
     CUDA_CORE_DRIVER_LIBRARY="$SIM_LIB" "$PY" -m pytest -q -rs -p no:cacheprovider tests
 }
 pytest_on_two_sim_devices() {
-    CUDA_SIM_DEVICE_COUNT=2 CUDA_CORE_DRIVER_LIBRARY="$SIM_LIB" "$PY" -m pytest -q -p no:cacheprovider \
-        tests -k "multi_gpu or peer or two_devices" --co -q >/dev/null 2>&1 || return 0
     CUDA_SIM_DEVICE_COUNT=2 CUDA_CORE_DRIVER_LIBRARY="$SIM_LIB" "$PY" -m pytest -q -rs -p no:cacheprovider \
-        tests -k "multi_gpu or peer or two_devices"
+        tests/test_multi_gpu.py tests/test_regression_ipc_deadlock.py
 }
 seed_on_sim() {
     local out

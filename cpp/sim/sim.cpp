@@ -74,11 +74,14 @@ const char* const kFnNames[FN_COUNT] = {
 
 std::atomic<unsigned long long> g_calls[FN_COUNT];
 
+constexpr int kMaxDevicesForKnobs = 64;
+
 struct Knobs {
     unsigned long long latency_us[FN_COUNT] = {};
     int fail_code[FN_COUNT] = {};
     unsigned long long fail_every[FN_COUNT] = {};
     int device_count = 1;
+    int physical[kMaxDevicesForKnobs] = {};  // visible ordinal -> physical device (CUDA_VISIBLE_DEVICES)
     bool peer_access = true;
     size_t default_pool_bytes = size_t(1) << 30;
 };
@@ -234,6 +237,28 @@ void parse_knobs() {
             g_knobs.device_count = int(v);
         else
             warn("CUDA_SIM_DEVICE_COUNT must be 0.." + std::to_string(kMaxDevices) + "; using 1");
+    }
+    for (int d = 0; d < kMaxDevices; ++d) g_knobs.physical[d] = d;
+    // CUDA_VISIBLE_DEVICES="2,0": visible ordinal 0 is physical device 2, and so
+    // on; the physical devices are the CUDA_SIM_DEVICE_COUNT simulated ones.
+    if (const char* vis = std::getenv("CUDA_VISIBLE_DEVICES")) {
+        std::string list = trim(vis);
+        int visible = 0;
+        bool ok = true;
+        std::size_t start = 0;
+        while (ok && start <= list.size() && !list.empty()) {
+            std::size_t comma = list.find(',', start);
+            std::string item = trim(list.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+            unsigned long long v;
+            if (!parse_ull(item, &v) || v >= unsigned(g_knobs.device_count) || visible >= kMaxDevices) {
+                ok = false;  // like the real driver: stop at the first invalid entry
+                break;
+            }
+            g_knobs.physical[visible++] = int(v);
+            if (comma == std::string::npos) break;
+            start = comma + 1;
+        }
+        g_knobs.device_count = visible;
     }
     if (const char* pa = std::getenv("CUDA_SIM_PEER_ACCESS")) g_knobs.peer_access = trim(pa) != "0";
     if (const char* ps = std::getenv("CUDA_SIM_POOL_BYTES")) {
@@ -955,7 +980,7 @@ SIM_EXPORT CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev) {
     SIM_ENTER(cuDeviceGetName);
     if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    std::snprintf(name, size_t(len), "CUDA Simulator Device %d", dev);
+    std::snprintf(name, size_t(len), "CUDA Simulator Device %d", g_knobs.physical[dev]);
     return CUDA_SUCCESS;
 }
 
@@ -967,8 +992,9 @@ SIM_EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
     const unsigned char fixed[16] = {0x51, 0x53, 0x49, 0x4d, 0xc0, 0xda, 0x40, 0x00,
                                      0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
     std::memcpy(uuid->bytes, fixed, 16);
-    uuid->bytes[14] = char((dev >> 8) & 0xff);
-    uuid->bytes[15] = char(dev & 0xff);
+    const int phys = g_knobs.physical[dev];
+    uuid->bytes[14] = char((phys >> 8) & 0xff);
+    uuid->bytes[15] = char(phys & 0xff);
     return CUDA_SUCCESS;
 }
 
@@ -998,7 +1024,7 @@ SIM_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute att
         case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: v = 1; break;
         case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: v = 1; break;
         case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: v = 1; break;
-        case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: v = dev; break;
+        case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: v = g_knobs.physical[dev]; break;
         case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: v = 0; break;
         case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: v = 0; break;
         case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: v = 2619000; break;
@@ -1033,7 +1059,7 @@ SIM_EXPORT CUresult CUDAAPI cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevic
     SIM_ENTER(cuDeviceGetPCIBusId);
     if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    std::snprintf(pciBusId, size_t(len), "0000:%02X:00.0", unsigned(dev));
+    std::snprintf(pciBusId, size_t(len), "0000:%02X:00.0", unsigned(g_knobs.physical[dev]));
     return CUDA_SUCCESS;
 }
 

@@ -150,12 +150,8 @@ cdef object _as_uuid(object uuid):
 
 cdef object _registry_register(object mr, object uuid):
     """Atomic get-or-create: the first (still open) resource registered under
-    `uuid` wins and is returned. A resource has one uuid: registering it under
-    another is a ValueError."""
+    `uuid` wins and is returned."""
     uuid = _as_uuid(uuid)
-    own = (<_PoolMemoryResource>mr)._uuid
-    if own is not None and own != uuid:
-        raise ValueError(f"{type(mr).__name__} already has uuid {own}; cannot register it as {uuid}")
     with _registry_lock:
         existing = _registry.get(uuid)
         if existing is not None and not (<_PoolMemoryResource>existing).is_closed:
@@ -179,8 +175,8 @@ cdef object _registry_get_open(object cls, object uuid):
 
 cdef int _registry_forget(object mr, object uuid) except -1:
     with _registry_lock:
-        if _registry.get(uuid) is mr:
-            del _registry[uuid]
+        for key in [k for k, v in _registry.items() if v is mr]:
+            del _registry[key]
     return 0
 
 
@@ -188,7 +184,7 @@ cdef object _registry_lookup(object cls, object uuid):
     uuid = _as_uuid(uuid)
     with _registry_lock:
         mr = _registry.get(uuid)
-    if mr is None:
+    if mr is None or (<_PoolMemoryResource>mr).is_closed:
         raise RuntimeError(f"Memory resource {uuid} was not found")
     if not isinstance(mr, cls):
         raise TypeError(f"Registry contains a {type(mr).__name__} for uuid {uuid}, but {cls.__name__} was requested")
@@ -260,8 +256,20 @@ def _reduce_allocation_handle(IPCAllocationHandle h):
     return _rebuild_allocation_handle, (_mp_reduction.DupFd(h.handle), h.uuid)
 
 
-def _rebuild_device_memory_resource(device_id, alloc_handle):
+cdef int _ordinal_of_device_uuid(str device_uuid, int sender_ordinal) except -1:
+    """The local ordinal of the GPU whose UUID is `device_uuid`: processes may see
+    the GPUs in different orders (CUDA_VISIBLE_DEVICES), so ordinals do not travel."""
+    for ordinal in range(device_count()):
+        if Device(ordinal).uuid == device_uuid:
+            return ordinal
+    raise RuntimeError(f"the memory resource's device (GPU {device_uuid}, device {sender_ordinal} in the "
+                       f"sending process) is not visible in this process")
+
+
+def _rebuild_device_memory_resource(device_id, alloc_handle, device_uuid=None):
     try:
+        if device_uuid is not None:
+            device_id = _ordinal_of_device_uuid(device_uuid, device_id)
         return DeviceMemoryResource.from_allocation_handle(device_id, alloc_handle)
     finally:
         alloc_handle.close()  # the pool is imported; the received fd is ours to close
@@ -275,7 +283,7 @@ def _rebuild_pinned_memory_resource(alloc_handle):
 
 
 def _reduce_device_memory_resource(mr):
-    return _rebuild_device_memory_resource, (mr.device_id, mr.allocation_handle)
+    return _rebuild_device_memory_resource, (mr.device_id, mr.allocation_handle, Device(mr.device_id).uuid)
 
 
 def _reduce_pinned_memory_resource(mr):
