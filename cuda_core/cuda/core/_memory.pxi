@@ -439,7 +439,7 @@ cdef class _PoolMemoryResource(MemoryResource):
     def close(self):
         """Drop the pool (destroyed once its last allocation is freed, if owned). Idempotent.
         A registered resource leaves the registry."""
-        if self._pool and self._uuid is not None:
+        if self._pool:
             _registry_forget(self, self._uuid)
         self._pool.reset()
         if self._alloc_handle is not None:
