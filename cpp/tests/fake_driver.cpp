@@ -48,6 +48,7 @@ struct FakeDriver::State {
     std::map<std::uintptr_t, Allocation> allocations;               // base address -> allocation
     std::map<std::pair<std::uintptr_t, IpcExportBytes>, std::uintptr_t> mappings;  // (pool, bytes) -> base
     std::vector<std::string> log;
+    CUstream last_free_stream = nullptr;
 
     std::uintptr_t new_handle() { return next_handle += 0x10; }
     bool context_current() const {
@@ -303,6 +304,7 @@ struct Impl {
             } else {
                 if (it->second.imported) s().mappings.erase({it->second.pool, it->second.key});
                 s().allocations.erase(it);  // unmaps every alias at once (nvbug 5570902)
+                s().last_free_stream = stream;
                 log("free " + FakeDriver::hex(ptr));
             }
         }
@@ -410,6 +412,7 @@ void FakeDriver::reset() {
     state_->allocations.clear();
     state_->mappings.clear();
     state_->log.clear();
+    state_->last_free_stream = nullptr;
     hooks_ = Hooks{};
     bad_frees_ = 0;
     duplicate_imports_ = 0;
@@ -460,6 +463,10 @@ std::size_t FakeDriver::live_pools() const {
 int FakeDriver::context_refs(int device) const {
     std::lock_guard<std::mutex> g(state_->m);
     return state_->ctx_refs[device];
+}
+CUstream FakeDriver::last_free_stream() const {
+    std::lock_guard<std::mutex> g(state_->m);
+    return state_->last_free_stream;
 }
 std::vector<std::string> FakeDriver::log() const {
     std::lock_guard<std::mutex> g(state_->m);

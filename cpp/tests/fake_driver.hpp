@@ -114,6 +114,7 @@ public:
     int duplicate_imports() const { return duplicate_imports_.load(); }  // imports of a mapped key
     int calls_without_context() const { return no_context_.load(); }
     int dependency_violations() const { return dependency_violations_.load(); }
+    CUstream last_free_stream() const;  // the stream of the latest successful free
     std::vector<std::string> log() const;
     // Index of the first log line equal to `line`, or -1.
     long log_index(const std::string& line) const;
