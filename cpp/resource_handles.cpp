@@ -330,6 +330,21 @@ DevicePtrBox* new_deviceptr_box(CUdeviceptr ptr, std::size_t size, const MemoryP
     return box;
 }
 
+// Wraps a fresh allocation or mapping in a handle; if its box could not be
+// allocated, frees the memory at once (nothing leaks) and reports OUT_OF_MEMORY.
+template <typename Deleter>
+DevicePtrHandle adopt_deviceptr(DevicePtrBox* box, CUdeviceptr ptr, const MemoryPoolHandle& pool,
+                                const StreamHandle& stream, Deleter deleter) noexcept {
+    if (box == nullptr) {
+        const ContextHandle& context = (stream && stream->context) ? stream->context : pool->context;
+        ContextScopeGuard scope(context);
+        drv().cuMemFreeAsync_(ptr, stream ? stream->stream : nullptr);
+        set_last_error(CUDA_ERROR_OUT_OF_MEMORY);
+        return {};
+    }
+    return make_handle(box, deleter);
+}
+
 // Current free stream of `box` (atomic w.r.t. set_deallocation_stream).
 // (The override is rare; the flag keeps the common path off libstdc++'s atomic shared_ptr spinlock pool.)
 StreamHandle load_free_stream(const DevicePtrBox* box) noexcept {
@@ -450,8 +465,8 @@ DevicePtrHandle import_uncached(const MemoryPoolHandle& pool, const IpcExportByt
         set_last_error(r);
         return {};
     }
-    return make_handle(new_deviceptr_box(ptr, mapping_size(ptr), pool, stream, true, bytes, 0),
-                       &release_uncached_import);
+    return adopt_deviceptr(new_deviceptr_box(ptr, mapping_size(ptr), pool, stream, true, bytes, 0), ptr, pool,
+                           stream, &release_uncached_import);
 }
 
 // The upstream 1.2.0 order, kept only behind CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER
@@ -520,7 +535,8 @@ DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle& pool, std::size_
         set_last_error(r);
         return {};
     }
-    return make_handle(new_deviceptr_box(ptr, size, pool, stream, false, {}, 0), &release_allocation);
+    return adopt_deviceptr(new_deviceptr_box(ptr, size, pool, stream, false, {}, 0), ptr, pool, stream,
+                           &release_allocation);
 }
 
 DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, std::size_t size) noexcept {
@@ -566,10 +582,9 @@ DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExpo
     CUresult r = import_pointer(pool, bytes, stream, &ptr);
     DevicePtrHandle handle;
     if (r == CUDA_SUCCESS) {
-        handle = make_handle(
-            new_deviceptr_box(ptr, mapping_size(ptr), pool, stream, true, bytes, generation),
-            &release_cached_import);
-        if (!handle) r = CUDA_ERROR_OUT_OF_MEMORY;  // the deleter ran and freed the mapping
+        handle = adopt_deviceptr(new_deviceptr_box(ptr, mapping_size(ptr), pool, stream, true, bytes, generation),
+                                 ptr, pool, stream, &release_cached_import);
+        if (!handle) r = CUDA_ERROR_OUT_OF_MEMORY;  // the mapping was freed again (adopt_deviceptr or the deleter)
     }
     {
         MutexLock lock(ipc_cache_mutex);
