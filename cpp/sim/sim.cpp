@@ -740,7 +740,7 @@ Pool* create_pool(bool ipc, bool host, int loc_type, int loc_id, size_t capacity
     p->free_blocks[0] = p->capacity;
     p->access.assign(size_t(g_knobs.device_count), CU_MEM_ACCESS_FLAGS_PROT_NONE);
     for (int d = 0; d < g_knobs.device_count; ++d)
-        if (host || d == p->owner_dev) p->access[size_t(d)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        if (!host && d == p->owner_dev) p->access[size_t(d)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     // A stale tombstone at this address (the kernel reused it) is replaced.
     uintptr_t base = reinterpret_cast<uintptr_t>(p->data);
     for (auto it = s.regions.lower_bound(base); it != s.regions.end() && it->first < base + p->capacity;)
@@ -853,6 +853,14 @@ CUresult check_range(uintptr_t p, size_t n, Resolved* out) {
     if (!host_readable(p, n)) return CUDA_ERROR_INVALID_VALUE;
     out->kind = Resolved::Host;
     return CUDA_SUCCESS;
+}
+
+// Like the real driver: memory of a host (NUMA) pool is accessible from the
+// host CPU only until cuMemPoolSetAccess grants a device access.
+CUresult check_device_access(const Resolved& r, int dev) {
+    if (r.kind != Resolved::Device || r.pool == nullptr || !r.pool->host) return CUDA_SUCCESS;
+    if (dev < 0 || size_t(dev) >= r.pool->access.size()) return CUDA_ERROR_INVALID_VALUE;
+    return r.pool->access[size_t(dev)] == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 // Copy with kernel-checked access for host sides.
@@ -1589,7 +1597,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool* poo
     p->hdr = static_cast<ShmHeader*>(m);
     p->access.assign(size_t(g_knobs.device_count), CU_MEM_ACCESS_FLAGS_PROT_NONE);
     for (int d = 0; d < g_knobs.device_count; ++d)
-        if (p->host || d == p->owner_dev) p->access[size_t(d)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        if (!p->host && d == p->owner_dev) p->access[size_t(d)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     *pool_out = pool_handle(p.get());
     S().pools[p->id] = std::move(p);
     return CUDA_SUCCESS;
@@ -1789,6 +1797,8 @@ SIM_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size
     Resolved d, s;
     if ((rc = check_range(uintptr_t(dst), ByteCount, &d)) != CUDA_SUCCESS) return rc;
     if ((rc = check_range(uintptr_t(src), ByteCount, &s)) != CUDA_SUCCESS) return rc;
+    if ((rc = check_device_access(d, dev)) != CUDA_SUCCESS) return rc;
+    if ((rc = check_device_access(s, dev)) != CUDA_SUCCESS) return rc;
     return do_copy(uintptr_t(dst), d.kind == Resolved::Host, uintptr_t(src), s.kind == Resolved::Host, ByteCount);
 }
 
@@ -1801,6 +1811,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char
     if (N == 0) return CUDA_SUCCESS;
     Resolved d;
     if ((rc = check_range(uintptr_t(dstDevice), N, &d)) != CUDA_SUCCESS) return rc;
+    if ((rc = check_device_access(d, dev)) != CUDA_SUCCESS) return rc;
     return do_fill(uintptr_t(dstDevice), d.kind == Resolved::Host, &uc, 1, N);
 }
 
@@ -1814,6 +1825,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int
     if (uintptr_t(dstDevice) % 4 != 0 || N > SIZE_MAX / 4) return CUDA_ERROR_INVALID_VALUE;
     Resolved d;
     if ((rc = check_range(uintptr_t(dstDevice), N * 4, &d)) != CUDA_SUCCESS) return rc;
+    if ((rc = check_device_access(d, dev)) != CUDA_SUCCESS) return rc;
     return do_fill(uintptr_t(dstDevice), d.kind == Resolved::Host, &ui, 4, N);
 }
 

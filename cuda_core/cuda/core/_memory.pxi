@@ -575,6 +575,19 @@ cdef class DeviceMemoryResource(_PoolMemoryResource):
                 f"mapped={bool(self._mapped)}{' closed' if not self._pool else ''}>")
 
 
+cdef int _grant_every_device_access(MemoryPoolHandle pool) except -1:
+    """A host-NUMA pool is accessible from the host CPU only until devices are
+    granted access (cuMemPoolCreate's documentation; seen on the H200, driver 580:
+    cuMemsetD8Async on such memory returned CUDA_ERROR_INVALID_VALUE)."""
+    cdef CUmemAccessDesc desc
+    for ordinal in range(device_count()):
+        desc.location.type = <CUmemLocationType>CU_MEM_LOCATION_TYPE_DEVICE
+        desc.location.id = ordinal
+        desc.flags = <CUmemAccess_flags>CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+        check(driver().cuMemPoolSetAccess_(pool.get().pool, &desc, 1))
+    return 0
+
+
 cdef class PinnedMemoryResource(_PoolMemoryResource):
     """Stream-ordered pinned host memory from a host-NUMA pool (device- and host-accessible)."""
 
@@ -603,6 +616,7 @@ cdef class PinnedMemoryResource(_PoolMemoryResource):
         self._pool = create_memory_pool_handle(ctx, props)
         if not self._pool:
             raise_last_error()
+        _grant_every_device_access(self._pool)
         self._owned = True
         self._ipc = bool(opts.ipc_enabled)
         if self._ipc:
@@ -624,6 +638,7 @@ cdef class PinnedMemoryResource(_PoolMemoryResource):
         mr._pool = memory_pool_import_ipc(primary_context(dev.device_id), fd)
         if not mr._pool:
             raise_last_error()
+        _grant_every_device_access(mr._pool)   # access is per process: grant it here too
         mr._owned = True
         mr._ipc = True
         mr._mapped = True
