@@ -64,6 +64,9 @@ cdef object _size_arg(object size):
     return n
 
 
+cdef size_t _RELEASE_GIL_FROM_BYTES = 1 << 20
+
+
 cdef class Buffer:
     """A span of device (or pinned host) memory: from MemoryResource.allocate,
     Buffer.from_handle or Buffer.from_ipc_descriptor."""
@@ -393,7 +396,12 @@ cdef class _PoolMemoryResource(MemoryResource):
         # (resetting the members) while this thread runs without the GIL.
         pool = self._pool
         sh = s._h
-        with nogil:
+        if n >= _RELEASE_GIL_FROM_BYTES:
+            # A large request may grow the pool (slow): let other threads run.
+            with nogil:
+                h = create_deviceptr_handle(pool, n, sh)
+        else:
+            # Served from the pool's reserve: a GIL round trip would cost more than the call.
             h = create_deviceptr_handle(pool, n, sh)
         if not h:
             raise_last_error()
