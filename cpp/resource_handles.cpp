@@ -63,6 +63,13 @@ namespace {
 
 const DriverTable& drv() noexcept { return driver(); }
 
+// A factory's failure exit: records `code` as the thread's last error, returns an empty handle.
+template <typename Handle>
+Handle fail(CUresult code) noexcept {
+    set_last_error(code);
+    return {};
+}
+
 // Returns CUDA_SUCCESS when the driver is usable, else records and returns the failure.
 CUresult require_driver() noexcept {
     CUresult r = ensure_driver_loaded();
@@ -70,26 +77,70 @@ CUresult require_driver() noexcept {
     return r;
 }
 
-// Wraps `box` in a shared_ptr with `deleter`; on allocation failure runs the
-// deleter (freeing what the box owns) and returns empty with OUT_OF_MEMORY.
+// An empty box, allocated BEFORE the driver object it will own, so an
+// allocation failure can never strand a driver object. nullptr on failure.
+template <typename Box>
+std::unique_ptr<Box> new_box() noexcept {
+    return std::unique_ptr<Box>(new (std::nothrow) Box{});
+}
+
+// Wraps `box` in a shared_ptr with `deleter`; if the control block cannot be
+// allocated, the shared_ptr constructor runs the deleter (releasing what the
+// box owns) and this returns empty with OUT_OF_MEMORY.
 template <typename Box, typename Deleter>
 std::shared_ptr<const Box> make_handle(Box* box, Deleter deleter) noexcept {
-    if (box == nullptr) {
-        set_last_error(CUDA_ERROR_OUT_OF_MEMORY);
-        return {};
-    }
+    if (box == nullptr) return fail<std::shared_ptr<const Box>>(CUDA_ERROR_OUT_OF_MEMORY);
     try {
         return std::shared_ptr<const Box>(box, deleter);
-    } catch (...) {  // the shared_ptr constructor already called deleter(box)
-        set_last_error(CUDA_ERROR_OUT_OF_MEMORY);
-        return {};
+    } catch (...) {
+        return fail<std::shared_ptr<const Box>>(CUDA_ERROR_OUT_OF_MEMORY);
     }
+}
+
+template <typename Box, typename Deleter>
+std::shared_ptr<const Box> make_handle(std::unique_ptr<Box> box, Deleter deleter) noexcept {
+    return make_handle(box.release(), deleter);
 }
 
 // Deletes a box that owns nothing in the driver.
 template <typename Box>
 void delete_borrowed(const Box* box) noexcept {
     delete box;
+}
+
+// The body of every deleter whose release is one driver call: detach from the
+// GIL (if attached), release, free the box, then report with no lock held.
+template <typename Box, typename Release>
+void release_box(const Box* box, const char* what, Release release) noexcept {
+    CUresult result;
+    {
+        GILReleaseGuard gil;
+        result = release(*box);
+    }
+    delete box;
+    if (result != CUDA_SUCCESS) report_cleanup_failure(what, result);
+}
+
+// Deleter of retained primary contexts.
+void release_context_box(const ContextBox* box) noexcept {
+    release_box(box, "cuDevicePrimaryCtxRelease",
+                [](const ContextBox& b) noexcept { return drv().cuDevicePrimaryCtxRelease_(b.device); });
+}
+
+// Deleter of owned streams (pending work still completes), then the context goes.
+void destroy_stream_box(const StreamBox* box) noexcept {
+    release_box(box, "cuStreamDestroy", [](const StreamBox& b) noexcept { return drv().cuStreamDestroy_(b.stream); });
+}
+
+// Deleter shared by created and IPC-opened events.
+void destroy_event_box(const EventBox* box) noexcept {
+    release_box(box, "cuEventDestroy", [](const EventBox& b) noexcept { return drv().cuEventDestroy_(b.event); });
+}
+
+// Deleter of owned pools (created or imported).
+void destroy_pool_box(const MemoryPoolBox* box) noexcept {
+    release_box(box, "cuMemPoolDestroy",
+                [](const MemoryPoolBox& b) noexcept { return drv().cuMemPoolDestroy_(b.pool); });
 }
 
 }  // namespace
@@ -115,58 +166,32 @@ ContextScopeGuard::~ContextScopeGuard() noexcept {
 
 ContextHandle create_primary_context_handle(int ordinal) noexcept {
     if (require_driver() != CUDA_SUCCESS) return {};
-    CUdevice device = 0;
-    CUresult r = drv().cuDeviceGet_(&device, ordinal);
-    if (r != CUDA_SUCCESS) {
-        set_last_error(r);
-        return {};
-    }
-    CUcontext context = nullptr;
+    auto box = new_box<ContextBox>();
+    if (!box) return fail<ContextHandle>(CUDA_ERROR_OUT_OF_MEMORY);
+    CUresult r = drv().cuDeviceGet_(&box->device, ordinal);
+    if (r != CUDA_SUCCESS) return fail<ContextHandle>(r);
     {
         GILReleaseGuard gil;  // retaining a primary context can initialise the device: slow
-        r = drv().cuDevicePrimaryCtxRetain_(&context, device);
+        r = drv().cuDevicePrimaryCtxRetain_(&box->context, box->device);
     }
-    if (r != CUDA_SUCCESS) {
-        set_last_error(r);
-        return {};
-    }
-    // Deleter: releases the primary-context reference (GIL released first).
-    return make_handle(new (std::nothrow) ContextBox{context, device, ordinal}, [](const ContextBox* box) noexcept {
-        CUresult result;
-        {
-            GILReleaseGuard gil;
-            result = drv().cuDevicePrimaryCtxRelease_(box->device);
-        }
-        delete box;
-        if (result != CUDA_SUCCESS) report_cleanup_failure("cuDevicePrimaryCtxRelease", result);
-    });
+    if (r != CUDA_SUCCESS) return fail<ContextHandle>(r);
+    box->device_ordinal = ordinal;
+    return make_handle(std::move(box), &release_context_box);
 }
 
 // ================================================================ streams
 
 StreamHandle create_stream_handle(const ContextHandle& context, unsigned int flags, int priority) noexcept {
     if (require_driver() != CUDA_SUCCESS) return {};
+    auto box = new_box<StreamBox>();
+    if (!box) return fail<StreamHandle>(CUDA_ERROR_OUT_OF_MEMORY);
     ContextScopeGuard scope(context);
-    if (scope.status() != CUDA_SUCCESS) {
-        set_last_error(scope.status());
-        return {};
-    }
-    CUstream stream = nullptr;
-    CUresult r = drv().cuStreamCreateWithPriority_(&stream, flags, priority);
-    if (r != CUDA_SUCCESS) {
-        set_last_error(r);
-        return {};
-    }
-    // Deleter: destroys the stream (pending work still completes), then drops the context.
-    return make_handle(new (std::nothrow) StreamBox{stream, context, true}, [](const StreamBox* box) noexcept {
-        CUresult result;
-        {
-            GILReleaseGuard gil;
-            result = drv().cuStreamDestroy_(box->stream);
-        }
-        delete box;
-        if (result != CUDA_SUCCESS) report_cleanup_failure("cuStreamDestroy", result);
-    });
+    if (scope.status() != CUDA_SUCCESS) return fail<StreamHandle>(scope.status());
+    CUresult r = drv().cuStreamCreateWithPriority_(&box->stream, flags, priority);
+    if (r != CUDA_SUCCESS) return fail<StreamHandle>(r);
+    box->context = context;
+    box->owned = true;
+    return make_handle(std::move(box), &destroy_stream_box);
 }
 
 StreamHandle borrow_stream_handle(CUstream stream, const ContextHandle& context) noexcept {
@@ -175,117 +200,78 @@ StreamHandle borrow_stream_handle(CUstream stream, const ContextHandle& context)
 
 // ================================================================ events
 
-namespace {
-// Deleter shared by created and IPC-opened events.
-void destroy_event_box(const EventBox* box) noexcept {
-    CUresult result;
-    {
-        GILReleaseGuard gil;
-        result = drv().cuEventDestroy_(box->event);
-    }
-    delete box;
-    if (result != CUDA_SUCCESS) report_cleanup_failure("cuEventDestroy", result);
-}
-}  // namespace
-
 EventHandle create_event_handle(const ContextHandle& context, unsigned int flags) noexcept {
     if (require_driver() != CUDA_SUCCESS) return {};
+    auto box = new_box<EventBox>();
+    if (!box) return fail<EventHandle>(CUDA_ERROR_OUT_OF_MEMORY);
     ContextScopeGuard scope(context);
-    if (scope.status() != CUDA_SUCCESS) {
-        set_last_error(scope.status());
-        return {};
-    }
-    CUevent event = nullptr;
-    CUresult r = drv().cuEventCreate_(&event, flags);
-    if (r != CUDA_SUCCESS) {
-        set_last_error(r);
-        return {};
-    }
-    return make_handle(new (std::nothrow) EventBox{event, context, flags, true}, &destroy_event_box);
+    if (scope.status() != CUDA_SUCCESS) return fail<EventHandle>(scope.status());
+    CUresult r = drv().cuEventCreate_(&box->event, flags);
+    if (r != CUDA_SUCCESS) return fail<EventHandle>(r);
+    box->context = context;
+    box->flags = flags;
+    box->owned = true;
+    return make_handle(std::move(box), &destroy_event_box);
 }
 
 EventHandle event_import_ipc(const ContextHandle& context, const CUipcEventHandle& ipc_handle) noexcept {
     if (require_driver() != CUDA_SUCCESS) return {};
+    auto box = new_box<EventBox>();
+    if (!box) return fail<EventHandle>(CUDA_ERROR_OUT_OF_MEMORY);
     ContextScopeGuard scope(context);
-    if (scope.status() != CUDA_SUCCESS) {
-        set_last_error(scope.status());
-        return {};
-    }
-    CUevent event = nullptr;
+    if (scope.status() != CUDA_SUCCESS) return fail<EventHandle>(scope.status());
     CUresult r;
     {
         GILReleaseGuard gil;
-        r = drv().cuIpcOpenEventHandle_(&event, ipc_handle);
+        r = drv().cuIpcOpenEventHandle_(&box->event, ipc_handle);
     }
-    if (r != CUDA_SUCCESS) {
-        set_last_error(r);
-        return {};
-    }
-    const unsigned int flags = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
-    return make_handle(new (std::nothrow) EventBox{event, context, flags, true}, &destroy_event_box);
+    if (r != CUDA_SUCCESS) return fail<EventHandle>(r);
+    box->context = context;
+    box->flags = CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING;
+    box->owned = true;
+    return make_handle(std::move(box), &destroy_event_box);
 }
 
 // ================================================================ pools
 
-namespace {
-// Deleter of owned pools (created or imported).
-void destroy_pool_box(const MemoryPoolBox* box) noexcept {
-    CUresult result;
-    {
-        GILReleaseGuard gil;
-        result = drv().cuMemPoolDestroy_(box->pool);
-    }
-    delete box;
-    if (result != CUDA_SUCCESS) report_cleanup_failure("cuMemPoolDestroy", result);
-}
-}  // namespace
-
 MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const CUmemPoolProps& props) noexcept {
     if (require_driver() != CUDA_SUCCESS) return {};
+    auto box = new_box<MemoryPoolBox>();
+    if (!box) return fail<MemoryPoolHandle>(CUDA_ERROR_OUT_OF_MEMORY);
     ContextScopeGuard scope(context);
-    CUmemoryPool pool = nullptr;
-    CUresult r = drv().cuMemPoolCreate_(&pool, &props);
-    if (r != CUDA_SUCCESS) {
-        set_last_error(r);
-        return {};
-    }
-    return make_handle(new (std::nothrow) MemoryPoolBox{pool, context, true}, &destroy_pool_box);
+    CUresult r = drv().cuMemPoolCreate_(&box->pool, &props);
+    if (r != CUDA_SUCCESS) return fail<MemoryPoolHandle>(r);
+    box->context = context;
+    box->owned = true;
+    return make_handle(std::move(box), &destroy_pool_box);
 }
 
 MemoryPoolHandle borrow_current_memory_pool_handle(const ContextHandle& context) noexcept {
     if (require_driver() != CUDA_SUCCESS) return {};
-    if (!context) {
-        set_last_error(CUDA_ERROR_INVALID_CONTEXT);
-        return {};
-    }
+    if (!context) return fail<MemoryPoolHandle>(CUDA_ERROR_INVALID_CONTEXT);
     CUmemoryPool pool = nullptr;
     CUresult r = drv().cuDeviceGetMemPool_(&pool, context->device);
-    if (r != CUDA_SUCCESS) {
-        set_last_error(r);
-        return {};
-    }
+    if (r != CUDA_SUCCESS) return fail<MemoryPoolHandle>(r);
     return make_handle(new (std::nothrow) MemoryPoolBox{pool, context, false}, &delete_borrowed<MemoryPoolBox>);
 }
 
 MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) noexcept {
     if (require_driver() != CUDA_SUCCESS) return {};
-    if (fd < 0) {
-        set_last_error(CUDA_ERROR_INVALID_VALUE);
-        return {};
-    }
+    if (fd < 0) return fail<MemoryPoolHandle>(CUDA_ERROR_INVALID_VALUE);
+    auto box = new_box<MemoryPoolBox>();
+    if (!box) return fail<MemoryPoolHandle>(CUDA_ERROR_OUT_OF_MEMORY);
     ContextScopeGuard scope(context);
-    CUmemoryPool pool = nullptr;
     CUresult r;
     {
         GILReleaseGuard gil;
         r = drv().cuMemPoolImportFromShareableHandle_(
-            &pool, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+            &box->pool, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+            0);
     }
-    if (r != CUDA_SUCCESS) {
-        set_last_error(r);
-        return {};
-    }
-    return make_handle(new (std::nothrow) MemoryPoolBox{pool, context, true}, &destroy_pool_box);
+    if (r != CUDA_SUCCESS) return fail<MemoryPoolHandle>(r);
+    box->context = context;
+    box->owned = true;
+    return make_handle(std::move(box), &destroy_pool_box);
 }
 
 CUresult memory_pool_export_fd(const MemoryPoolHandle& pool, int* fd_out) noexcept {
