@@ -58,16 +58,18 @@ note "churn 8x200 (ours): rc=$rc $(echo "$out" | tail -1 | cut -c1-300)"
 if [[ $QUICK == 1 ]]; then SEL=(tests/test_regression_ipc_deadlock.py tests/test_sim_knobs.py tests/test_layout.py); else SEL=(tests); fi
 # (hostile inputs run in their own pytest process: should the real driver itself
 # crash on a garbage descriptor, the rest of the results still come back)
-timeout 420 "$PY" -m pytest -q -rs -p no:cacheprovider "${SEL[@]}" --deselect tests/test_hostile_inputs.py \
+timeout 420 "$PY" -m pytest -q -rfEs -p no:cacheprovider "${SEL[@]}" --deselect tests/test_hostile_inputs.py \
     --ignore tests/test_hostile_inputs.py --junitxml="$LOGS/pytest-ours.xml" >"$LOGS/pytest-ours.log" 2>&1
 rc=$?
 tail -25 "$LOGS/pytest-ours.log"
-note "pytest (ours, real driver): rc=$rc $(tail -1 "$LOGS/pytest-ours.log")"
+note "pytest (ours, real driver): rc=$rc $(grep -E '[0-9]+ (passed|failed)' "$LOGS/pytest-ours.log" | tail -1)"
+while read -r line; do note "  $line"; done < <(grep -E '^(FAILED|ERROR) ' "$LOGS/pytest-ours.log" | cut -c1-160 | head -15)
 if [[ $QUICK == 0 ]]; then
-    timeout 240 "$PY" -m pytest -q -rs -s -p no:cacheprovider tests/test_hostile_inputs.py >"$LOGS/pytest-hostile.log" 2>&1
+    timeout 240 "$PY" -m pytest -q -rfE -s -p no:cacheprovider tests/test_hostile_inputs.py >"$LOGS/pytest-hostile.log" 2>&1
     rc=$?
     grep -A40 "hostile inputs tried" "$LOGS/pytest-hostile.log" | head -45
-    note "pytest hostile inputs (ours, real driver): rc=$rc $(tail -1 "$LOGS/pytest-hostile.log")"
+    note "pytest hostile inputs (ours, real driver): rc=$rc $(grep -E '[0-9]+ (passed|failed)' "$LOGS/pytest-hostile.log" | tail -1)"
+    while read -r line; do note "  $line"; done < <(grep -E '^(FAILED|ERROR) ' "$LOGS/pytest-hostile.log" | cut -c1-160 | head -15)
 fi
 
 # --- the same public-API scenarios against upstream: the watchdog must report the deadlock
@@ -84,7 +86,9 @@ note "seed scenario (ours, legacy order switch): rc=$rc $(echo "$out" | cut -c1-
 if [[ $BENCH == 1 && -f bench/run.py ]]; then
     timeout 420 "$PY" bench/run.py --ours-python "$PY" --upstream-python "$BASE_PY" >"$LOGS/bench.log" 2>&1
     rc=$?
-    cp bench/results/*.json bench/results/*.md "$LOGS/" 2>/dev/null
+    # only this run's table and numbers ($OUT returns at most 8 files)
+    newest=$(ls -t bench/results/*.json 2>/dev/null | head -1)
+    [[ -n "$newest" ]] && cp "$newest" "${newest%.json}.md" "$LOGS/" 2>/dev/null
     tail -40 "$LOGS/bench.log"
     note "bench: rc=$rc"
 fi
