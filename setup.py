@@ -48,6 +48,7 @@ setup(
     packages=find_namespace_packages(where="cuda_core", include=["cuda.core", "cuda.core.*"]),
     package_dir={"": "cuda_core"},
     package_data={"cuda.core": ["*.pyi", "py.typed", "*.pxd", "*.pxi"], "cuda.core._utils": ["*.pyi"]},
+    exclude_package_data={"cuda.core": ["*.cpp"]},  # Cython's generated source
     ext_modules=extensions(),
     zip_safe=False,
 )
