@@ -531,9 +531,22 @@ bool valid_dev(CUdevice d) { return d >= 0 && d < g_knobs.device_count; }
 // ---------------------------------------------------------------------------
 // Common helpers (callers hold S().mu as stated)
 // ---------------------------------------------------------------------------
+std::atomic<int> g_in_latency[FN_COUNT];      // calls inside their injected latency right now
+std::atomic<int> g_max_in_latency[FN_COUNT];  // the most that ever overlapped
+
+// Sleeps the injected latency, recording how many calls of `fn` overlap in it.
+void sleep_latency(Fn fn, unsigned long long us) {
+    int now = g_in_latency[fn].fetch_add(1) + 1;
+    int seen = g_max_in_latency[fn].load();
+    while (now > seen && !g_max_in_latency[fn].compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(us));
+    g_in_latency[fn].fetch_sub(1);
+}
+
 CUresult enter(Fn fn) {
     unsigned long long n = g_calls[fn].fetch_add(1, std::memory_order_relaxed) + 1;
-    if (unsigned long long us = g_knobs.latency_us[fn]) std::this_thread::sleep_for(std::chrono::microseconds(us));
+    if (unsigned long long us = g_knobs.latency_us[fn]) sleep_latency(fn, us);
     if (g_knobs.fail_every[fn] && n % g_knobs.fail_every[fn] == 0) return CUresult(g_knobs.fail_code[fn]);
     if (!g_initialized.load(std::memory_order_acquire) && fn != FN_cuInit && fn != FN_cuDriverGetVersion &&
         fn != FN_cuGetErrorName && fn != FN_cuGetErrorString)
@@ -1934,4 +1947,12 @@ SIM_EXPORT unsigned long long cuSimCallCount(const char* entry_point) {
 
 SIM_EXPORT void cuSimResetCallCounts(void) {
     for (auto& c : g_calls) c.store(0, std::memory_order_relaxed);
+    for (auto& m : g_max_in_latency) m.store(0);
+}
+
+// The most calls of `entry_point` that were ever inside their injected latency
+// at once (0 without a latency knob): proves calls run concurrently, not timed.
+SIM_EXPORT int cuSimMaxConcurrentCalls(const char* entry_point) {
+    int i = fn_index(entry_point);
+    return i < 0 ? 0 : g_max_in_latency[i].load();
 }

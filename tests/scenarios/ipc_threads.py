@@ -39,6 +39,22 @@ def _read_back(Buffer, buffer, stream):
     return host
 
 
+def _sim_max_concurrent(entry_point):
+    """On the simulated driver: the most calls of `entry_point` that overlapped; else None."""
+    import ctypes
+    import os
+
+    path = os.environ.get("CUDA_CORE_DRIVER_LIBRARY")
+    if not path:
+        return None
+    try:
+        fn = ctypes.CDLL(path).cuSimMaxConcurrentCalls
+    except (OSError, AttributeError):
+        return None
+    fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_char_p]
+    return fn(entry_point.encode())
+
+
 def child_main(mode, threads, iterations, budget, queue, results):
     faulthandler.dump_traceback_later(budget, exit=True)
     from cuda.core import Buffer, Device
@@ -119,7 +135,8 @@ def child_main(mode, threads, iterations, budget, queue, results):
         w.join(timeout=budget)
     elapsed = time.perf_counter() - started
     results.put({"alive": [w.is_alive() for w in workers], "done": done, "errors": errors,
-                 "checks": checks[0], "seconds": round(elapsed, 3)})
+                 "checks": checks[0], "seconds": round(elapsed, 3),
+                 "sim_max_concurrent_imports": _sim_max_concurrent("cuMemPoolImportPointer")})
     faulthandler.cancel_dump_traceback_later()
 
 
