@@ -316,17 +316,27 @@ DevicePtrBox* new_deviceptr_box(CUdeviceptr ptr, std::size_t size, const MemoryP
     return box;
 }
 
+// The context a stream-ordered call on `stream` needs: the stream's own, or
+// (default and foreign streams carry none) that of the pool's device.
+const ContextHandle& context_for(const StreamHandle& stream, const MemoryPoolHandle& pool) noexcept {
+    return (stream && stream->context) ? stream->context : pool->context;
+}
+
+// Frees `ptr` (from `pool`) ordered on `stream`, with the right context current; returns the CUresult.
+CUresult free_pointer(CUdeviceptr ptr, const MemoryPoolHandle& pool, const StreamHandle& stream) noexcept {
+    ContextScopeGuard scope(context_for(stream, pool));
+    if (scope.status() != CUDA_SUCCESS) return scope.status();
+    return drv().cuMemFreeAsync_(ptr, stream ? stream->stream : nullptr);
+}
+
 // Wraps a fresh allocation or mapping in a handle; if its box could not be
 // allocated, frees the memory at once (nothing leaks) and reports OUT_OF_MEMORY.
 template <typename Deleter>
 DevicePtrHandle adopt_deviceptr(DevicePtrBox* box, CUdeviceptr ptr, const MemoryPoolHandle& pool,
                                 const StreamHandle& stream, Deleter deleter) noexcept {
     if (box == nullptr) {
-        const ContextHandle& context = (stream && stream->context) ? stream->context : pool->context;
-        ContextScopeGuard scope(context);
-        drv().cuMemFreeAsync_(ptr, stream ? stream->stream : nullptr);
-        set_last_error(CUDA_ERROR_OUT_OF_MEMORY);
-        return {};
+        free_pointer(ptr, pool, stream);
+        return fail<DevicePtrHandle>(CUDA_ERROR_OUT_OF_MEMORY);
     }
     return make_handle(box, deleter);
 }
@@ -338,13 +348,9 @@ StreamHandle load_free_stream(const DevicePtrBox* box) noexcept {
     return std::atomic_load(&box->free_stream);
 }
 
-// Frees box->ptr on its free stream with the right context current; returns the CUresult.
+// Frees box->ptr on its free stream; returns the CUresult.
 CUresult free_on_stream(const DevicePtrBox* box) noexcept {
-    StreamHandle stream = load_free_stream(box);
-    const ContextHandle& context = (stream && stream->context) ? stream->context : box->pool->context;
-    ContextScopeGuard scope(context);
-    if (scope.status() != CUDA_SUCCESS) return scope.status();
-    return drv().cuMemFreeAsync_(box->ptr, stream ? stream->stream : nullptr);
+    return free_pointer(box->ptr, box->pool, load_free_stream(box));
 }
 
 // Deleter of pool allocations: GIL released, stream-ordered free, then report.
@@ -420,14 +426,11 @@ void release_cached_import(const DevicePtrBox* box) noexcept {
     if (result != CUDA_SUCCESS) report_cleanup_failure("cuMemFreeAsync (imported IPC allocation)", result);
 }
 
-// Deleter of uncached imports (testing switch, legacy order): free, then report.
-void release_uncached_import(const DevicePtrBox* box) noexcept { release_allocation(box); }
 
 // Calls cuMemPoolImportPointer with the stream's context current. No lock may be held.
 CUresult import_pointer(const MemoryPoolHandle& pool, const IpcExportBytes& bytes, const StreamHandle& stream,
                         CUdeviceptr* ptr_out) noexcept {
-    const ContextHandle& context = (stream && stream->context) ? stream->context : pool->context;
-    ContextScopeGuard scope(context);
+    ContextScopeGuard scope(context_for(stream, pool));
     if (scope.status() != CUDA_SUCCESS) return scope.status();
     CUmemPoolPtrExportData data;
     std::memcpy(data.reserved, bytes.data(), bytes.size());
@@ -448,11 +451,11 @@ DevicePtrHandle import_uncached(const MemoryPoolHandle& pool, const IpcExportByt
     CUdeviceptr ptr = 0;
     CUresult r = import_pointer(pool, bytes, stream, &ptr);
     if (r != CUDA_SUCCESS) {
-        set_last_error(r);
-        return {};
+        return fail<DevicePtrHandle>(r);
     }
+    // No cache entry to update: the allocation deleter is the whole release.
     return adopt_deviceptr(new_deviceptr_box(ptr, mapping_size(ptr), pool, stream, true, bytes, 0), ptr, pool,
-                           stream, &release_uncached_import);
+                           stream, &release_allocation);
 }
 
 // The upstream 1.2.0 order, kept only behind CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER
@@ -506,20 +509,16 @@ DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle& pool, std::size_
                                         const StreamHandle& stream) noexcept {
     if (require_driver() != CUDA_SUCCESS) return {};
     if (!pool || !stream) {
-        set_last_error(CUDA_ERROR_INVALID_VALUE);
-        return {};
+        return fail<DevicePtrHandle>(CUDA_ERROR_INVALID_VALUE);
     }
-    const ContextHandle& context = stream->context ? stream->context : pool->context;
-    ContextScopeGuard scope(context);
+    ContextScopeGuard scope(context_for(stream, pool));
     if (scope.status() != CUDA_SUCCESS) {
-        set_last_error(scope.status());
-        return {};
+        return fail<DevicePtrHandle>(scope.status());
     }
     CUdeviceptr ptr = 0;
     CUresult r = drv().cuMemAllocFromPoolAsync_(&ptr, size, pool->pool, stream->stream);
     if (r != CUDA_SUCCESS) {
-        set_last_error(r);
-        return {};
+        return fail<DevicePtrHandle>(r);
     }
     return adopt_deviceptr(new_deviceptr_box(ptr, size, pool, stream, false, {}, 0), ptr, pool, stream,
                            &release_allocation);
@@ -533,8 +532,7 @@ DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExpo
                                      const StreamHandle& stream) noexcept {
     if (require_driver() != CUDA_SUCCESS) return {};
     if (!pool || !stream) {
-        set_last_error(CUDA_ERROR_INVALID_VALUE);
-        return {};
+        return fail<DevicePtrHandle>(CUDA_ERROR_INVALID_VALUE);
     }
     if (testing_legacy_import_order()) return import_with_legacy_order(pool, bytes, stream);
 
@@ -558,8 +556,7 @@ DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExpo
         try {
             ipc_cache.emplace(key, CacheEntry{EntryState::importing, generation, {}});
         } catch (...) {
-            set_last_error(CUDA_ERROR_OUT_OF_MEMORY);
-            return {};
+            return fail<DevicePtrHandle>(CUDA_ERROR_OUT_OF_MEMORY);
         }
     }
 
