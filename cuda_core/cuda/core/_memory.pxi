@@ -50,15 +50,13 @@ cdef object _address_arg(object value, str what):
 
 
 cdef object _size_arg(object size):
-    if type(size) is int:   # the hot path (allocate): no attribute lookup
+    if type(size) is int:   # the hot path (allocate): no conversion call
         n = size
     else:
-        n = None
-    try:
-        if n is None:
+        try:
             n = PyNumber_Index(size)
-    except TypeError:
-        raise TypeError(f"size must be an int, not {type(size).__name__}") from None
+        except TypeError:
+            raise TypeError(f"size must be an int, not {type(size).__name__}") from None
     if n < 0:
         raise ValueError(f"size must be non-negative, got {n}")
     return n
@@ -556,7 +554,6 @@ cdef class DeviceMemoryResource(_PoolMemoryResource):
 
     @peer_accessible_by.setter
     def peer_accessible_by(self, devices):
-        cdef CUmemAccessDesc desc
         self._check_open()
         if isinstance(devices, (Device, int)):
             devices = (devices,)
@@ -572,27 +569,29 @@ cdef class DeviceMemoryResource(_PoolMemoryResource):
                 wanted.add(ordinal)
         current = set(self.peer_accessible_by)
         for ordinal in sorted(wanted ^ current):
-            desc.location.type = <CUmemLocationType>CU_MEM_LOCATION_TYPE_DEVICE
-            desc.location.id = ordinal
-            desc.flags = <CUmemAccess_flags>(CU_MEM_ACCESS_FLAGS_PROT_READWRITE if ordinal in wanted
-                                             else CU_MEM_ACCESS_FLAGS_PROT_NONE)
-            check(driver().cuMemPoolSetAccess_(self._pool.get().pool, &desc, 1))
+            _set_device_access(self._pool, ordinal, ordinal in wanted)
 
     def __repr__(self):
         return (f"<DeviceMemoryResource device={self._dev_id} ipc={bool(self._ipc)} "
                 f"mapped={bool(self._mapped)}{' closed' if not self._pool else ''}>")
 
 
+cdef int _set_device_access(MemoryPoolHandle pool, int ordinal, bint read_write) except -1:
+    """Grant (read-write) or revoke device `ordinal`'s access to `pool`."""
+    cdef CUmemAccessDesc desc
+    desc.location.type = <CUmemLocationType>CU_MEM_LOCATION_TYPE_DEVICE
+    desc.location.id = ordinal
+    desc.flags = <CUmemAccess_flags>(CU_MEM_ACCESS_FLAGS_PROT_READWRITE if read_write
+                                     else CU_MEM_ACCESS_FLAGS_PROT_NONE)
+    return check(driver().cuMemPoolSetAccess_(pool.get().pool, &desc, 1))
+
+
 cdef int _grant_every_device_access(MemoryPoolHandle pool) except -1:
     """A host-NUMA pool is accessible from the host CPU only until devices are
     granted access (cuMemPoolCreate's documentation; seen on the H200, driver 580:
     cuMemsetD8Async on such memory returned CUDA_ERROR_INVALID_VALUE)."""
-    cdef CUmemAccessDesc desc
     for ordinal in range(device_count()):
-        desc.location.type = <CUmemLocationType>CU_MEM_LOCATION_TYPE_DEVICE
-        desc.location.id = ordinal
-        desc.flags = <CUmemAccess_flags>CU_MEM_ACCESS_FLAGS_PROT_READWRITE
-        check(driver().cuMemPoolSetAccess_(pool.get().pool, &desc, 1))
+        _set_device_access(pool, ordinal, True)
     return 0
 
 
