@@ -74,14 +74,14 @@ const char* const kFnNames[FN_COUNT] = {
 
 std::atomic<unsigned long long> g_calls[FN_COUNT];
 
-constexpr int kMaxDevicesForKnobs = 64;
+constexpr int kMaxDevices = 64;
 
 struct Knobs {
     unsigned long long latency_us[FN_COUNT] = {};
     int fail_code[FN_COUNT] = {};
     unsigned long long fail_every[FN_COUNT] = {};
     int device_count = 1;
-    int physical[kMaxDevicesForKnobs] = {};  // visible ordinal -> physical device (CUDA_VISIBLE_DEVICES)
+    int physical[kMaxDevices] = {};  // visible ordinal -> physical device (CUDA_VISIBLE_DEVICES)
     bool peer_access = true;
     size_t default_pool_bytes = size_t(1) << 30;
 };
@@ -89,7 +89,6 @@ Knobs g_knobs;
 
 std::atomic<bool> g_initialized{false};
 
-constexpr int kMaxDevices = 64;
 constexpr int kCtxStackDepth = 64;
 constexpr size_t kPage = 4096;
 constexpr size_t kSmallAlign = 512;
@@ -1100,8 +1099,8 @@ SIM_EXPORT CUresult CUDAAPI cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice d
     return CUDA_SUCCESS;
 }
 
-SIM_EXPORT CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
-    SIM_ENTER(cuDeviceGetDefaultMemPool);
+// The device's default pool, which is also its current pool (cuDeviceSetMemPool is not modelled).
+CUresult device_default_pool(CUmemoryPool* pool_out, CUdevice dev) {
     if (!pool_out) return CUDA_ERROR_INVALID_VALUE;
     if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
     Excl lk(S().mu);
@@ -1111,15 +1110,14 @@ SIM_EXPORT CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CU
     return rc;
 }
 
+SIM_EXPORT CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
+    SIM_ENTER(cuDeviceGetDefaultMemPool);
+    return device_default_pool(pool_out, dev);
+}
+
 SIM_EXPORT CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) {
     SIM_ENTER(cuDeviceGetMemPool);
-    if (!pool) return CUDA_ERROR_INVALID_VALUE;
-    if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
-    Excl lk(S().mu);
-    Pool* p = nullptr;
-    CUresult rc = default_pool(dev, &p);
-    if (rc == CUDA_SUCCESS) *pool = pool_handle(p);
-    return rc;
+    return device_default_pool(pool, dev);
 }
 
 // --- contexts ----------------------------------------------------------------
