@@ -86,6 +86,17 @@ def run_python(args, env_extra=None, timeout=120, cwd=None):
                           timeout=timeout, cwd=cwd)
 
 
+def run_scenario_script(script, *args, env_extra=None, timeout=120):
+    """Run tests/scenarios/<script> with `args`; return (its last JSON line, parsed; the process).
+    Fails the test, showing the output, when the script printed no JSON line."""
+    import json
+
+    proc = run_python([SCENARIOS / script, *args], env_extra=env_extra, timeout=timeout)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert lines, f"no outcome line\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-4000:]}"
+    return json.loads(lines[-1]), proc
+
+
 @pytest.fixture
 def device():
     from cuda.core import Device

@@ -1,12 +1,11 @@
 """Multi-GPU IPC: peer access, importing on another device, device identity by
 UUID across processes with different GPU orderings. Runs on two simulated
 devices in CI (CUDA_SIM_DEVICE_COUNT=2) and on a two-GPU machine."""
-import json
 import os
 
 import pytest
 
-from conftest import DRIVER_AVAILABLE, DRIVER_SIMULATED, SCENARIOS, run_python
+from conftest import DRIVER_AVAILABLE, DRIVER_SIMULATED, run_scenario_script
 
 
 def _num_devices():
@@ -23,10 +22,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def scenario(mode):
-    proc = run_python([SCENARIOS / "multi_gpu.py", mode], timeout=150)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
-    assert lines, proc.stdout + proc.stderr[-3000:]
-    return json.loads(lines[-1])
+    return run_scenario_script("multi_gpu.py", mode, timeout=150)[0]
 
 
 def test_multi_gpu_can_access_peer():

@@ -6,18 +6,13 @@ test in bounded time (< 60 s) instead of hanging CI. Only the public cuda.core
 API is used, so the scenarios also run against upstream cuda.core, where they
 report the deadlock (ci/gpu.sh does that on the GPU machine).
 """
-import json
-
 import pytest
 
-from conftest import DRIVER_SIMULATED, IS_OURS, SCENARIOS, run_python
+from conftest import DRIVER_SIMULATED, SCENARIOS, run_python, run_scenario_script
 
 
 def run_scenario(mode, *extra, env=None, budget=20, timeout=90):
-    proc = run_python([SCENARIOS / "ipc_threads.py", mode, "--budget", budget, *extra], env_extra=env, timeout=timeout)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
-    assert lines, f"no outcome line\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr[-4000:]}"
-    return json.loads(lines[-1]), proc
+    return run_scenario_script("ipc_threads.py", mode, "--budget", budget, *extra, env_extra=env, timeout=timeout)
 
 
 def test_seed_reproducer_verbatim():

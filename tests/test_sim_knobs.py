@@ -1,20 +1,16 @@
 """Tests that use the simulated driver's knobs (latency, injected failures,
 call counters) to prove what the cache and the deleters do."""
-import json
 import textwrap
 
 import pytest
 
-from conftest import SCENARIOS, run_python
+from conftest import run_python, run_scenario_script
 
 pytestmark = [pytest.mark.sim_only, pytest.mark.ours_only]
 
 
 def probe(name, env=None):
-    proc = run_python([SCENARIOS / "ipc_probe.py", name], env_extra=env, timeout=90)
-    lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
-    assert lines, proc.stdout + proc.stderr[-3000:]
-    return json.loads(lines[-1]), proc
+    return run_scenario_script("ipc_probe.py", name, env_extra=env, timeout=90)
 
 
 def test_cache_hit_makes_no_driver_call():

@@ -12,6 +12,8 @@ import multiprocessing as mp
 import os
 import sys
 
+from host_copy import read_back
+
 PATTERN = 0x5A
 SIZE = 4096
 
@@ -23,16 +25,6 @@ def _sim_call_count(name):
     return int(lib.cuSimCallCount(name.encode()))
 
 
-def _read_back(Buffer, buffer, stream):
-    import numpy as np
-
-    host = np.zeros(buffer.size, dtype=np.uint8)
-    dst = Buffer.from_handle(host.ctypes.data, buffer.size)
-    buffer.copy_to(dst, stream=stream)
-    stream.sync()
-    return host
-
-
 def probe_alias(mr, desc, stream):
     from cuda.core import Buffer
 
@@ -41,7 +33,7 @@ def probe_alias(mr, desc, stream):
     same_pointer = first.handle == second.handle
     first.close()
     try:
-        ok = bool((_read_back(Buffer, second, stream) == PATTERN).all())
+        ok = bool((read_back(second, stream) == PATTERN).all())
         result = {"second_usable": ok, "error": None}
     except Exception as exc:  # the aliasing bug shows up here
         result = {"second_usable": False, "error": f"{type(exc).__name__}: {exc}"}
@@ -65,7 +57,7 @@ def probe_cache_calls(mr, desc, stream):
     first.close()
     again = Buffer.from_ipc_descriptor(mr, desc, stream=stream)
     after = _sim_call_count("cuMemPoolImportPointer") - before
-    data_ok = bool((_read_back(Buffer, again, stream) == PATTERN).all())
+    data_ok = bool((read_back(again, stream) == PATTERN).all())
     again.close()
     return {"imports_for_11_opens": during, "imports_after_reopen": after, "data_ok": data_ok}
 

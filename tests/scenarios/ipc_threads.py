@@ -20,23 +20,9 @@ import sys
 import threading
 import time
 
+from host_copy import read_back
+
 PATTERN_BASE = 0x40
-
-
-def _host_view(nbytes):
-    import numpy as np
-
-    return np.zeros(nbytes, dtype=np.uint8)
-
-
-def _read_back(Buffer, buffer, stream):
-    """Copy a device buffer to host memory and return it as a numpy array."""
-    host = _host_view(buffer.size)
-    dst = Buffer.from_handle(host.ctypes.data, buffer.size)
-    buffer.copy_to(dst, stream=stream)
-    stream.sync()
-    dst.close()
-    return host
 
 
 def _sim_max_concurrent(entry_point):
@@ -63,7 +49,6 @@ def child_main(mode, threads, iterations, budget, queue, results):
     device.set_current()
     mr = queue.get()
     descriptors = queue.get()
-    sizes = queue.get()
 
     done = [0] * threads
     errors = []
@@ -94,7 +79,7 @@ def child_main(mode, threads, iterations, budget, queue, results):
             for it in range(iterations):
                 buffer = Buffer.from_ipc_descriptor(mr, descriptors[0], stream=stream)
                 if it % 25 == index % 25:
-                    host = _read_back(Buffer, buffer, stream)
+                    host = read_back(buffer, stream)
                     if not (host == PATTERN_BASE).all():
                         raise AssertionError(f"iteration {it}: read {host[:4].tolist()}..., expected {PATTERN_BASE}")
                     with errors_lock:
@@ -115,7 +100,7 @@ def child_main(mode, threads, iterations, budget, queue, results):
             for k in range(index * per, (index + 1) * per):
                 mine.append((k, Buffer.from_ipc_descriptor(mr, descriptors[k], stream=stream)))
             for k, buffer in mine:
-                host = _read_back(Buffer, buffer, stream)
+                host = read_back(buffer, stream)
                 expected = (PATTERN_BASE + k) % 256
                 if not (host == expected).all():
                     raise AssertionError(f"descriptor {k}: read {host[:4].tolist()}..., expected {expected}")
@@ -163,7 +148,6 @@ def parent_main(args):
     proc.start()
     queue.put(mr)
     queue.put([b.ipc_descriptor for b in buffers])
-    queue.put([b.size for b in buffers])
     outcome = {"mode": args.mode, "threads": args.threads}
     try:
         got = results.get(timeout=args.budget + 15)

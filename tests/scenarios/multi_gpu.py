@@ -10,17 +10,10 @@ import multiprocessing as mp
 import os
 import sys
 
+from host_copy import read_back
+
 PATTERN = 0x3C
 SIZE = 1 << 16
-
-
-def _read(Buffer, buf, stream):
-    import numpy as np
-
-    host = np.zeros(buf.size, dtype=np.uint8)
-    buf.copy_to(Buffer.from_handle(host.ctypes.data, buf.size), stream=stream)
-    stream.sync()
-    return host
 
 
 def child_peer_import(queue, results):
@@ -36,7 +29,7 @@ def child_peer_import(queue, results):
     out["peer_accessible_by"] = list(mr.peer_accessible_by)
     stream = dev1.create_stream()
     with Buffer.from_ipc_descriptor(mr, desc, stream=stream) as buf:
-        out["data_ok"] = bool((_read(Buffer, buf, stream) == PATTERN).all())
+        out["data_ok"] = bool((read_back(buf, stream) == PATTERN).all())
     stream.close()
     results.put(out)
 
