@@ -48,7 +48,7 @@ setup(
     packages=find_namespace_packages(where="cuda_core", include=["cuda.core", "cuda.core.*"]),
     package_dir={"": "cuda_core"},
     package_data={"cuda.core": ["*.pyi", "py.typed", "*.pxd", "*.pxi"], "cuda.core._utils": ["*.pyi"]},
-    exclude_package_data={"cuda.core": ["*.cpp"]},  # Cython's generated source
+    include_package_data=False,  # only package_data: keeps Cython's generated _core.cpp out
     ext_modules=extensions(),
     zip_safe=False,
 )
