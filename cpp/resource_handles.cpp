@@ -232,6 +232,15 @@ EventHandle event_import_ipc(const ContextHandle& context, const CUipcEventHandl
     return make_handle(std::move(box), &destroy_event_box);
 }
 
+CUresult event_export_ipc(const EventHandle& event, CUipcEventHandle* out) noexcept {
+    CUresult r = ensure_driver_loaded();
+    if (r != CUDA_SUCCESS) return r;
+    if (!event || out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    ContextScopeGuard scope(event->context);
+    if (scope.status() != CUDA_SUCCESS) return scope.status();
+    return drv().cuIpcGetEventHandle_(out, event->event);
+}
+
 // ================================================================ pools
 
 MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const CUmemPoolProps& props) noexcept {

@@ -101,6 +101,10 @@ EventHandle create_event_handle(const ContextHandle& context, unsigned int flags
 // Opens an IPC event handle exported by another process; deleter destroys it.
 EventHandle event_import_ipc(const ContextHandle& context, const CUipcEventHandle& ipc_handle) noexcept;
 
+// Writes the IPC handle of an IPC-enabled event to *out, with the event's context
+// current (the driver needs one: a bare thread has none). Owns nothing.
+CUresult event_export_ipc(const EventHandle& event, CUipcEventHandle* out) noexcept;
+
 // Creates a pool with `props`; deleter destroys it.
 MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const CUmemPoolProps& props) noexcept;
 

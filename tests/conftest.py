@@ -124,3 +124,22 @@ def ipc_mr(device):
 
 def open_fd_count():
     return len(os.listdir("/proc/self/fd"))
+
+
+def open_fd_targets():
+    """{fd: what it points at} for this process (for messages on an fd leak)."""
+    out = {}
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            out[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            pass
+    return out
+
+
+def assert_no_new_fds(before):
+    """Fail, naming the new fds, if this process has fds that `before`
+    (an open_fd_targets() snapshot) did not have."""
+    now = open_fd_targets()
+    new = {fd: t for fd, t in now.items() if before.get(fd) != t}
+    assert len(now) <= len(before), f"fds opened and not closed: {new}"

@@ -152,7 +152,7 @@ cdef class Event:
         if not self.is_ipc_enabled:
             raise RuntimeError("Event is not IPC-enabled")
         if self._ipc_desc is None:
-            check(driver().cuIpcGetEventHandle_(&handle, raw))
+            check(event_export_ipc(self._h, &handle))
             self._ipc_desc = IPCEventDescriptor._init((<char*>handle.reserved)[:64], self.is_sync_busy_waited)
         return self._ipc_desc
 

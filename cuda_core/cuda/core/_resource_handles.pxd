@@ -177,6 +177,7 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     StreamHandle borrow_stream_handle(CUstream, const ContextHandle&)
     EventHandle create_event_handle(const ContextHandle&, unsigned int flags)
     EventHandle event_import_ipc(const ContextHandle&, const CUipcEventHandle&)
+    CUresult event_export_ipc(const EventHandle&, CUipcEventHandle*)
     MemoryPoolHandle create_memory_pool_handle(const ContextHandle&, const CUmemPoolProps&)
     MemoryPoolHandle borrow_current_memory_pool_handle(const ContextHandle&)
     MemoryPoolHandle memory_pool_import_ipc(const ContextHandle&, int fd)
