@@ -4,14 +4,24 @@
 # against upstream cuda.core (expected: deadlock, caught by the watchdog), and
 # the benchmarks. Prints a short summary last. Logs go to $OUT (or build/gpu-logs).
 #
-#   bash ci/gpu.sh [--no-bench] [--quick]
+#   bash ci/gpu.sh [--no-bench] [--quick] [--tests "FILES"] [--no-upstream] [--probe]
+#     --tests "FILES"  run only these pytest files (hostile inputs run when listed)
+#     --no-upstream    skip the upstream / legacy-switch deadlock scenarios
+#     --probe          also run tests/scenarios/descriptor_fuzz_probe.py (90 s budget)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 LOGS=${OUT:-$ROOT/build/gpu-logs}
 mkdir -p "$LOGS"
-BENCH=1; QUICK=0
-for a in "$@"; do case $a in --no-bench) BENCH=0;; --quick) QUICK=1;; esac; done
+BENCH=1; QUICK=0; TESTS=""; UPSTREAM=1; PROBE=0
+while (( $# )); do
+    case $1 in
+        --no-bench) BENCH=0;; --quick) QUICK=1;; --no-upstream) UPSTREAM=0;; --probe) PROBE=1;;
+        --tests) TESTS=$2; shift;;
+        *) echo "unknown option $1" >&2; exit 2;;
+    esac
+    shift
+done
 export PYTHONUNBUFFERED=1
 unset CUDA_CORE_DRIVER_LIBRARY
 SUMMARY=()
@@ -55,7 +65,10 @@ out=$(timeout 150 "$PY" tests/scenarios/ipc_threads.py churn --threads 8 --itera
 note "churn 8x200 (ours): rc=$rc $(echo "$out" | tail -1 | cut -c1-300)"
 
 # --- the whole pytest suite with ours, on the real driver
-if [[ $QUICK == 1 ]]; then SEL=(tests/test_regression_ipc_deadlock.py tests/test_sim_knobs.py tests/test_layout.py); else SEL=(tests); fi
+HOSTILE=1
+if [[ $QUICK == 1 ]]; then SEL=(tests/test_regression_ipc_deadlock.py tests/test_sim_knobs.py tests/test_layout.py); HOSTILE=0
+elif [[ -n $TESTS ]]; then read -r -a SEL <<<"$TESTS"; [[ " $TESTS " == *" tests/test_hostile_inputs.py "* ]] || HOSTILE=0
+else SEL=(tests); fi
 # (hostile inputs run in their own pytest process: should the real driver itself
 # crash on a garbage descriptor, the rest of the results still come back)
 timeout 420 "$PY" -m pytest -q -rfEs -p no:cacheprovider "${SEL[@]}" --deselect tests/test_hostile_inputs.py \
@@ -64,7 +77,7 @@ rc=$?
 tail -25 "$LOGS/pytest-ours.log"
 note "pytest (ours, real driver): rc=$rc $(grep -E '[0-9]+ (passed|failed)' "$LOGS/pytest-ours.log" | tail -1)"
 while read -r line; do note "  $line"; done < <(grep -E '^(FAILED|ERROR) ' "$LOGS/pytest-ours.log" | cut -c1-160 | head -15)
-if [[ $QUICK == 0 ]]; then
+if [[ $HOSTILE == 1 ]]; then
     timeout 240 "$PY" -m pytest -q -rfE -s -p no:cacheprovider tests/test_hostile_inputs.py >"$LOGS/pytest-hostile.log" 2>&1
     rc=$?
     grep -A40 "hostile inputs tried" "$LOGS/pytest-hostile.log" | head -45
@@ -72,6 +85,14 @@ if [[ $QUICK == 0 ]]; then
     while read -r line; do note "  $line"; done < <(grep -E '^(FAILED|ERROR) ' "$LOGS/pytest-hostile.log" | cut -c1-160 | head -15)
 fi
 
+# --- which corrupted descriptors crash the real driver (each attempt in a restartable child)
+if [[ $PROBE == 1 ]]; then
+    out=$(timeout 150 "$PY" tests/scenarios/descriptor_fuzz_probe.py --budget 90 2>&1); rc=$?
+    echo "$out" | tail -1 > "$LOGS/descriptor_probe.json"
+    note "descriptor fuzz probe: rc=$rc $(echo "$out" | tail -1 | cut -c1-1500)"
+fi
+
+if [[ $UPSTREAM == 1 ]]; then
 # --- the same public-API scenarios against upstream: the watchdog must report the deadlock
 out=$(timeout 120 "$BASE_PY" tests/scenarios/ipc_threads.py seed --threads 4 --budget 15 2>/dev/null | tail -1); rc=$?
 note "seed scenario (upstream 1.2.0): rc=$rc $(echo "$out" | cut -c1-200)"
@@ -81,6 +102,7 @@ note "churn 8x200 (upstream 1.2.0): rc=$rc $(echo "$out" | cut -c1-200)"
 # --- ours with the old order restored by the test switch: the watchdog must fire
 out=$(CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER=1 timeout 120 "$PY" tests/scenarios/ipc_threads.py seed --threads 4 --budget 15 2>/dev/null | tail -1); rc=$?
 note "seed scenario (ours, legacy order switch): rc=$rc $(echo "$out" | cut -c1-200)"
+fi
 
 # --- benchmarks
 if [[ $BENCH == 1 && -f bench/run.py ]]; then

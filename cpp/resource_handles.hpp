@@ -117,8 +117,13 @@ MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) no
 // Exports `pool` as a new POSIX fd owned by the caller; returns the CUresult.
 CUresult memory_pool_export_fd(const MemoryPoolHandle& pool, int* fd_out) noexcept;
 
+// True when `pool` has at least `size` bytes reserved and unused, so an
+// allocation of `size` need not grow it (a hint: fragmentation may still grow it).
+bool memory_pool_has_free_reserve(const MemoryPoolHandle& pool, std::size_t size) noexcept;
+
 // Allocates `size` bytes from `pool`, ordered on `stream`; the deleter frees
-// on the handle's free stream (initially `stream`).
+// on the handle's free stream (initially `stream`), attached to the GIL if the
+// releasing thread is (cuMemFreeAsync only enqueues; no C++ lock is taken).
 DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle& pool, std::size_t size,
                                         const StreamHandle& stream) noexcept;
 

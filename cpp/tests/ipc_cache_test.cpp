@@ -1,5 +1,5 @@
 // ipc_cache_test.cpp - the IPC import cache state machine of
-// deviceptr_import_ipc (absent -> importing -> live -> releasing -> absent),
+// deviceptr_import_ipc (absent -> importing -> live -> expired/freeing -> absent),
 // made deterministic with latches inside the fake driver, plus *_mt stress.
 #include <gtest/gtest.h>
 
@@ -175,8 +175,8 @@ TEST_F(IpcCache, DifferentKeysImportConcurrently) {
     EXPECT_EQ(imports(), 2);
 }
 
-// releasing: a re-import of a key whose deleter is between "releasing" and
-// erase waits, and imports only after the free returned (else the driver
+// being released: a re-import of a key whose deleter is between the weak_ptr
+// expiring and the erase waits, and imports only after the free returned (else the driver
 // would hand back an alias that the free then unmaps).
 TEST_F(IpcCache, ReimportWaitsUntilTheFreeReturned) {
     Watchdog dog(60, "ReimportWaitsUntilTheFreeReturned");
@@ -201,7 +201,7 @@ TEST_F(IpcCache, ReimportWaitsUntilTheFreeReturned) {
     };
     std::thread closer([&] { h.reset(); });
     ASSERT_TRUE(free_entered.wait_for(kLatchTimeout));
-    EXPECT_EQ(ipc_cache_size(), 1u);  // the releasing entry
+    EXPECT_EQ(ipc_cache_size(), 1u);  // the expired entry, being released
     DevicePtrHandle again;
     std::atomic<bool> again_done{false};
     std::thread reimporter([&] {

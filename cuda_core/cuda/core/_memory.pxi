@@ -390,17 +390,19 @@ cdef class _PoolMemoryResource(MemoryResource):
         n = _size_arg(size)
         if n == 0:
             return Buffer._wrap(h, 0, self)
-        # Local copies: another thread may close() the resource or the stream
-        # (resetting the members) while this thread runs without the GIL.
-        pool = self._pool
-        sh = s._h
-        if n >= _RELEASE_GIL_FROM_BYTES:
-            # A large request may grow the pool (slow): let other threads run.
+        if n < _RELEASE_GIL_FROM_BYTES or memory_pool_has_free_reserve(self._pool, n):
+            # Served from the pool's reserve: a GIL round trip would cost more
+            # than the call. (The GIL is held throughout: no other thread can
+            # reset the members, so they are passed by reference.)
+            h = create_deviceptr_handle(self._pool, n, s._h)
+        else:
+            # A large request that grows the pool (slow): let other threads run.
+            # Local copies: another thread may close() the resource or the
+            # stream (resetting the members) while this one runs without the GIL.
+            pool = self._pool
+            sh = s._h
             with nogil:
                 h = create_deviceptr_handle(pool, n, sh)
-        else:
-            # Served from the pool's reserve: a GIL round trip would cost more than the call.
-            h = create_deviceptr_handle(pool, n, sh)
         if not h:
             raise_last_error()
         return Buffer._wrap(h, n, self)

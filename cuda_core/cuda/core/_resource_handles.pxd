@@ -182,6 +182,7 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     MemoryPoolHandle borrow_current_memory_pool_handle(const ContextHandle&)
     MemoryPoolHandle memory_pool_import_ipc(const ContextHandle&, int fd)
     CUresult memory_pool_export_fd(const MemoryPoolHandle&, int* fd_out)
+    bint memory_pool_has_free_reserve(const MemoryPoolHandle&, size_t) nogil
     DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle&, size_t size, const StreamHandle&)
     DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, size_t size)
     DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle&, const IpcExportBytes&, const StreamHandle&)
