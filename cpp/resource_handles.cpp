@@ -619,6 +619,18 @@ DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExpo
     return handle;
 }
 
+std::uint64_t ipc_export_checksum(const IpcExportBytes& bytes) noexcept {
+    std::uint64_t h = 0xC0DAC0DE1BC5AFEull;
+    for (std::size_t i = 0; i < bytes.size(); i += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, bytes.data() + i, sizeof word);
+        h = (h ^ word) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 33;
+    }
+    h *= 0xC4CEB9FE1A85EC53ull;
+    return h ^ (h >> 29);
+}
+
 CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* bytes_out) noexcept {
     CUresult r = ensure_driver_loaded();
     if (r != CUDA_SUCCESS) return r;

@@ -138,6 +138,14 @@ DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, std::size_t size) noexc
 DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
                                      const StreamHandle& stream) noexcept;
 
+// A 64-bit checksum of an export's bytes. Workaround: the H200's driver 580 dereferences the offset and size
+// fields of the export data unchecked, so a corrupted descriptor segfaults
+// cuMemPoolImportPointer (seen 2026-12-02 with tests/scenarios/
+// descriptor_fuzz_probe.py); the exporter writes this value into the
+// descriptor and the importer refuses a mismatch before calling the driver.
+// Can go when the driver validates export data (not fixed as of 580.159).
+std::uint64_t ipc_export_checksum(const IpcExportBytes& bytes) noexcept;
+
 // Exports `ptr` (an allocation of a pool) as 64 bytes; returns the CUresult.
 CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* bytes_out) noexcept;
 

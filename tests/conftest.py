@@ -137,6 +137,17 @@ def open_fd_targets():
     return out
 
 
+def open_driver_ipc_event_fd(device):
+    """Create and drop one IPC event: the real driver opens a file of its own
+    (/dev/shm/cuda.shm.*, seen on the H200 with driver 580) on a process's first
+    IPC event and keeps it open. Call before an fd snapshot."""
+    from cuda.core import EventOptions
+
+    s = device.create_stream()
+    s.record(options=EventOptions(ipc_enabled=True)).close()
+    s.close()
+
+
 def assert_no_new_fds(before):
     """Fail, naming the new fds, if this process has fds that `before`
     (an open_fd_targets() snapshot) did not have."""

@@ -30,7 +30,7 @@ def fd_targets():
 
 def child_main(fd):
     from cuda.core import Buffer, CUDAError, Device, DeviceMemoryResource
-    from cuda.core._core import IPCBufferDescriptor
+    from cuda.core._core import IPCBufferDescriptor, _descriptor_checksum
 
     dev = Device(0)
     dev.set_current()
@@ -41,7 +41,9 @@ def child_main(fd):
         i, payload_hex, size = line.split()
         print(f"TRY {i}", flush=True)
         try:
-            d = IPCBufferDescriptor._init(bytes.fromhex(payload_hex), int(size))
+            # With a matching checksum: this probes the driver, not our refusal.
+            payload = bytes.fromhex(payload_hex)
+            d = IPCBufferDescriptor._init(payload, int(size), _descriptor_checksum(payload))
             b = Buffer.from_ipc_descriptor(mr, d, stream=s)
             b.close(s)
             s.sync()

@@ -4,26 +4,55 @@ import os as _os
 import weakref as _weakref
 
 
+cdef uint64_t _descriptor_checksum_of(bytes payload):
+    cdef IpcExportBytes data
+    memcpy(data.data(), <char*>payload, 64)
+    return ipc_export_checksum(data)
+
+
+def _descriptor_checksum(payload):
+    """The checksum an exporter writes into an IPCBufferDescriptor (for tests and probes)."""
+    payload = bytes(payload)
+    if len(payload) < 64:
+        raise ValueError(f"IPC buffer descriptor payload is {len(payload)} bytes; expected at least 64")
+    return _descriptor_checksum_of(payload)
+
+
 cdef class IPCBufferDescriptor:
-    """What another process needs to map a buffer: the driver's 64 export bytes
-    and the buffer's size. Picklable."""
+    """What another process needs to map a buffer: the driver's 64 export bytes,
+    the exporter's checksum of them (an import refuses a mismatch: corrupted
+    export bytes crash the driver) and the buffer's size. Picklable."""
     cdef bytes _payload
     cdef size_t _size
+    cdef object _checksum   # int, or None when built without one (refused at import)
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(_not_instantiable("IPCBufferDescriptor", "Buffer.ipc_descriptor"))
 
     @staticmethod
-    def _init(payload, size):
+    def _init(payload, size, checksum=None):
         cdef IPCBufferDescriptor d = IPCBufferDescriptor.__new__(IPCBufferDescriptor)
         if not isinstance(payload, (bytes, bytearray, memoryview)):
             raise TypeError(f"IPC buffer descriptor payload must be bytes, not {type(payload).__name__}")
         payload = bytes(payload)
         if len(payload) < 64:
             raise ValueError(f"IPC buffer descriptor payload is {len(payload)} bytes; expected at least 64")
+        if checksum is not None and type(checksum) is not int:
+            raise TypeError(f"IPC buffer descriptor checksum must be an int, not {type(checksum).__name__}")
         d._payload = payload
         d._size = _size_arg(size)
+        d._checksum = checksum
         return d
+
+    cdef int _verify(self) except -1:
+        """Raise ValueError unless the checksum matches the payload."""
+        if self._checksum is None:
+            raise ValueError("IPC buffer descriptor has no checksum: only descriptors from "
+                             "Buffer.ipc_descriptor (or their pickles) can be imported")
+        if self._checksum != _descriptor_checksum_of(self._payload):
+            raise ValueError("IPC buffer descriptor is corrupted: its payload does not match "
+                             "the exporter's checksum")
+        return 0
 
     @property
     def size(self):
@@ -34,7 +63,7 @@ cdef class IPCBufferDescriptor:
         return self._payload
 
     def __reduce__(self):
-        return IPCBufferDescriptor._init, (self._payload, self._size)
+        return IPCBufferDescriptor._init, (self._payload, self._size, self._checksum)
 
     def __eq__(self, other):
         if not isinstance(other, IPCBufferDescriptor):
@@ -216,6 +245,7 @@ cdef object _import_buffer(object mr, object ipc_descriptor, object stream):
     desc = <IPCBufferDescriptor>ipc_descriptor
     if len(desc._payload) < 64:
         raise ValueError(f"IPC buffer descriptor payload is {len(desc._payload)} bytes; expected at least 64")
+    desc._verify()
     memcpy(data.data(), <char*>desc._payload, 64)
     # Local copies: another thread may close the resource or the stream while
     # this one waits in the import without the GIL.

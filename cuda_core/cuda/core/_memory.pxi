@@ -175,7 +175,8 @@ cdef class Buffer:
             raise RuntimeError("Memory resource is not IPC-enabled")
         if self._ipc_desc is None:
             check(deviceptr_export_ipc(self._h, &data))
-            self._ipc_desc = IPCBufferDescriptor._init((<char*>data.data())[:64], self._size)
+            self._ipc_desc = IPCBufferDescriptor._init((<char*>data.data())[:64], self._size,
+                                                       ipc_export_checksum(data))
         return self._ipc_desc
 
     def close(self, stream=None):
