@@ -137,6 +137,10 @@ def run_raw(p, timeout):
 
 
 def git_commit():
+    # BENCH_COMMIT names the commit where the tree was copied without its .git
+    # (or with a stale one, as on the device machine).
+    if os.environ.get("BENCH_COMMIT"):
+        return os.environ["BENCH_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=str(REPO), capture_output=True,
                               text=True, timeout=10).stdout.strip() or "nogit"

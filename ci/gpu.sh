@@ -29,7 +29,7 @@ note() { SUMMARY+=("$*"); echo "== $*"; }
 BASE_PY=$(command -v python3)
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -2 | tee "$LOGS/gpu.txt"
-echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)  date $(date -u +%FT%TZ)" | tee -a "$LOGS/gpu.txt"
+echo "commit ${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}  date $(date -u +%FT%TZ)" | tee -a "$LOGS/gpu.txt"
 
 # --- build ours into a private site dir that precedes the base site-packages
 # (a venv made from the image's python3, itself a venv, would not see its packages).

@@ -35,6 +35,13 @@ void Mutex::lock() {
     ++held_locks;
 }
 
+// Takes the std::mutex if free (counted as held), without waiting.
+bool Mutex::try_lock() {
+    if (!mutex_.try_lock()) return false;
+    ++held_locks;
+    return true;
+}
+
 // Uncounts and drops the std::mutex.
 void Mutex::unlock() {
     --held_locks;

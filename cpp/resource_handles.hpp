@@ -146,6 +146,10 @@ DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExpo
 // Can go when the driver validates export data (not fixed as of 580.159).
 std::uint64_t ipc_export_checksum(const IpcExportBytes& bytes) noexcept;
 
+// A checksum of (export checksum, buffer size): when it matches, the size is
+// the exporter's and the import need not ask the driver for the mapping extent.
+std::uint64_t ipc_size_checksum(std::uint64_t export_checksum, std::uint64_t size) noexcept;
+
 // Exports `ptr` (an allocation of a pool) as 64 bytes; returns the CUresult.
 CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* bytes_out) noexcept;
 
@@ -155,6 +159,7 @@ void set_deallocation_stream(const DevicePtrHandle& ptr, const StreamHandle& str
 // ---------------------------------------------------------------- accessors
 
 CUdeviceptr deviceptr_address(const DevicePtrHandle& ptr) noexcept;
+// The allocation's size; for an import, the mapping's extent from `ptr` (a driver query).
 std::size_t deviceptr_size(const DevicePtrHandle& ptr) noexcept;
 // True when the handle came out of deviceptr_import_ipc.
 bool deviceptr_is_imported(const DevicePtrHandle& ptr) noexcept;

@@ -3,9 +3,10 @@
 // lock count is checked wherever the GIL is taken back.
 //
 // Lock order (stated once here and in DESIGN.md, checked by the compiler and
-// at run time): the GIL is the outermost lock. A thread takes a C++ mutex
-// only while detached from the GIL (gil_detached held), and never re-attaches
-// to the GIL while it holds a C++ mutex.
+// at run time): the GIL is the outermost lock. A thread waits for a C++ mutex
+// only while detached from the GIL (gil_detached held; try_lock, which never
+// waits, is the one way to take it attached), and never re-attaches to the
+// GIL while it holds a C++ mutex.
 #pragma once
 
 #include <mutex>
@@ -24,6 +25,7 @@
 #define REQUIRES(...) CUDA_CORE_TSA(requires_capability(__VA_ARGS__))
 #define EXCLUDES(...) CUDA_CORE_TSA(locks_excluded(__VA_ARGS__))
 #define ASSERT_CAPABILITY(x) CUDA_CORE_TSA(assert_capability(x))
+#define TRY_ACQUIRE(...) CUDA_CORE_TSA(try_acquire_capability(__VA_ARGS__))
 #define NO_THREAD_SAFETY_ANALYSIS CUDA_CORE_TSA(no_thread_safety_analysis)
 
 namespace cuda_core {
@@ -45,6 +47,10 @@ class CAPABILITY("mutex") Mutex {
 public:
     // Requires being detached from the GIL (or never having had it).
     void lock() ACQUIRE() REQUIRES(gil_detached);
+    // Never waits, so a thread attached to the GIL may call it: holding the GIL
+    // while taking the lock cannot deadlock, only waiting for it could. The
+    // caller must still unlock before it could wait for the GIL (checked at run time).
+    bool try_lock() TRY_ACQUIRE(true);
     void unlock() RELEASE();
 
 private:

@@ -30,7 +30,7 @@ def fd_targets():
 
 def child_main(fd):
     from cuda.core import Buffer, CUDAError, Device, DeviceMemoryResource
-    from cuda.core._core import IPCBufferDescriptor, _descriptor_checksum
+    from cuda.core._core import IPCBufferDescriptor, _descriptor_checksums
 
     dev = Device(0)
     dev.set_current()
@@ -43,7 +43,7 @@ def child_main(fd):
         try:
             # With a matching checksum: this probes the driver, not our refusal.
             payload = bytes.fromhex(payload_hex)
-            d = IPCBufferDescriptor._init(payload, int(size), _descriptor_checksum(payload))
+            d = IPCBufferDescriptor._init(payload, int(size), *_descriptor_checksums(payload, int(size)))
             b = Buffer.from_ipc_descriptor(mr, d, stream=s)
             b.close(s)
             s.sync()

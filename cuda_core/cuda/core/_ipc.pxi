@@ -10,49 +10,68 @@ cdef uint64_t _descriptor_checksum_of(bytes payload):
     return ipc_export_checksum(data)
 
 
-def _descriptor_checksum(payload):
-    """The checksum an exporter writes into an IPCBufferDescriptor (for tests and probes)."""
+def _descriptor_checksums(payload, size):
+    """(payload checksum, size checksum) as an exporter writes them into an
+    IPCBufferDescriptor (for tests and probes)."""
     payload = bytes(payload)
     if len(payload) < 64:
         raise ValueError(f"IPC buffer descriptor payload is {len(payload)} bytes; expected at least 64")
-    return _descriptor_checksum_of(payload)
+    c = _descriptor_checksum_of(payload)
+    return c, ipc_size_checksum(c, _size_arg(size))
 
 
 cdef class IPCBufferDescriptor:
     """What another process needs to map a buffer: the driver's 64 export bytes,
-    the exporter's checksum of them (an import refuses a mismatch: corrupted
-    export bytes crash the driver) and the buffer's size. Picklable."""
+    the buffer's size, and the exporter's checksums of the bytes and of the size.
+    An import refuses bytes that do not match (corrupted export bytes crash the
+    driver); a size that does not match is checked against the mapping. Picklable."""
     cdef bytes _payload
     cdef size_t _size
-    cdef object _checksum   # int, or None when built without one (refused at import)
+    cdef object _checksum        # int, or None when built without one (refused at import)
+    cdef object _size_checksum   # int or None
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(_not_instantiable("IPCBufferDescriptor", "Buffer.ipc_descriptor"))
 
     @staticmethod
-    def _init(payload, size, checksum=None):
+    def _init(payload, size, checksum=None, size_checksum=None):
         cdef IPCBufferDescriptor d = IPCBufferDescriptor.__new__(IPCBufferDescriptor)
         if not isinstance(payload, (bytes, bytearray, memoryview)):
             raise TypeError(f"IPC buffer descriptor payload must be bytes, not {type(payload).__name__}")
         payload = bytes(payload)
         if len(payload) < 64:
             raise ValueError(f"IPC buffer descriptor payload is {len(payload)} bytes; expected at least 64")
-        if checksum is not None and type(checksum) is not int:
-            raise TypeError(f"IPC buffer descriptor checksum must be an int, not {type(checksum).__name__}")
+        for name, value in (("checksum", checksum), ("size checksum", size_checksum)):
+            if value is not None and type(value) is not int:
+                raise TypeError(f"IPC buffer descriptor {name} must be an int, not {type(value).__name__}")
         d._payload = payload
         d._size = _size_arg(size)
         d._checksum = checksum
+        d._size_checksum = size_checksum
         return d
 
-    cdef int _verify(self) except -1:
-        """Raise ValueError unless the checksum matches the payload."""
+    @staticmethod
+    cdef IPCBufferDescriptor _export(const IpcExportBytes& data, size_t size):
+        cdef IPCBufferDescriptor d = IPCBufferDescriptor.__new__(IPCBufferDescriptor)
+        cdef uint64_t c = ipc_export_checksum(data)
+        d._payload = (<const char*>data.data())[:64]
+        d._size = size
+        d._checksum = c
+        d._size_checksum = ipc_size_checksum(c, size)
+        return d
+
+    cdef bint _verify(self) except -1:
+        """Raise ValueError unless the payload checksum matches; return whether
+        the size is the exporter's (its checksum matches too)."""
+        cdef uint64_t c
         if self._checksum is None:
             raise ValueError("IPC buffer descriptor has no checksum: only descriptors from "
                              "Buffer.ipc_descriptor (or their pickles) can be imported")
-        if self._checksum != _descriptor_checksum_of(self._payload):
+        c = _descriptor_checksum_of(self._payload)
+        if self._checksum != c:
             raise ValueError("IPC buffer descriptor is corrupted: its payload does not match "
                              "the exporter's checksum")
-        return 0
+        return self._size_checksum is not None and self._size_checksum == ipc_size_checksum(c, self._size)
 
     @property
     def size(self):
@@ -63,7 +82,7 @@ cdef class IPCBufferDescriptor:
         return self._payload
 
     def __reduce__(self):
-        return IPCBufferDescriptor._init, (self._payload, self._size, self._checksum)
+        return IPCBufferDescriptor._init, (self._payload, self._size, self._checksum, self._size_checksum)
 
     def __eq__(self, other):
         if not isinstance(other, IPCBufferDescriptor):
@@ -245,7 +264,7 @@ cdef object _import_buffer(object mr, object ipc_descriptor, object stream):
     desc = <IPCBufferDescriptor>ipc_descriptor
     if len(desc._payload) < 64:
         raise ValueError(f"IPC buffer descriptor payload is {len(desc._payload)} bytes; expected at least 64")
-    desc._verify()
+    size_is_exporters = desc._verify()
     memcpy(data.data(), <char*>desc._payload, 64)
     # Local copies: another thread may close the resource or the stream while
     # this one waits in the import without the GIL.
@@ -261,7 +280,8 @@ cdef object _import_buffer(object mr, object ipc_descriptor, object stream):
             h = deviceptr_import_ipc(pool, data, sh)
     if not h:
         raise_last_error()
-    mapped = deviceptr_size(h)
+    # A size the exporter did not write is checked against the mapping (a driver query).
+    mapped = 0 if size_is_exporters else deviceptr_size(h)
     if mapped and desc._size > mapped:
         raise ValueError(f"IPC buffer descriptor size {desc._size} exceeds mapped allocation extent {mapped}")
     cdef Buffer b = Buffer._wrap(h, desc._size, mr)

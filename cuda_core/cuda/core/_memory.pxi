@@ -175,8 +175,7 @@ cdef class Buffer:
             raise RuntimeError("Memory resource is not IPC-enabled")
         if self._ipc_desc is None:
             check(deviceptr_export_ipc(self._h, &data))
-            self._ipc_desc = IPCBufferDescriptor._init((<char*>data.data())[:64], self._size,
-                                                       ipc_export_checksum(data))
+            self._ipc_desc = IPCBufferDescriptor._export(data, self._size)
         return self._ipc_desc
 
     def close(self, stream=None):

@@ -187,6 +187,7 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, size_t size)
     DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle&, const IpcExportBytes&, const StreamHandle&)
     uint64_t ipc_export_checksum(const IpcExportBytes&)
+    uint64_t ipc_size_checksum(uint64_t, uint64_t)
     CUresult deviceptr_export_ipc(const DevicePtrHandle&, IpcExportBytes*)
     void set_deallocation_stream(const DevicePtrHandle&, const StreamHandle&)
     CUdeviceptr deviceptr_address(const DevicePtrHandle&)
