@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from scenarios.fd_snapshot import open_fd_targets  # noqa: E402  (re-exported for the tests)
+
 HERE = Path(__file__).resolve().parent
 SCENARIOS = HERE / "scenarios"
 
@@ -124,17 +126,6 @@ def ipc_mr(device):
 
 def open_fd_count():
     return len(os.listdir("/proc/self/fd"))
-
-
-def open_fd_targets():
-    """{fd: what it points at} for this process (for messages on an fd leak)."""
-    out = {}
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            out[int(name)] = os.readlink(f"/proc/self/fd/{name}")
-        except OSError:
-            pass
-    return out
 
 
 def open_driver_ipc_event_fd(device):

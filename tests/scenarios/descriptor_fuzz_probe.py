@@ -17,15 +17,7 @@ import sys
 import threading
 import time
 
-
-def fd_targets():
-    out = {}
-    for name in os.listdir("/proc/self/fd"):
-        try:
-            out[int(name)] = os.readlink(f"/proc/self/fd/{name}")
-        except OSError:
-            pass
-    return out
+from fd_snapshot import open_fd_targets as fd_targets
 
 
 def child_main(fd):
