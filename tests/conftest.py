@@ -128,15 +128,19 @@ def open_fd_count():
     return len(os.listdir("/proc/self/fd"))
 
 
-def open_driver_ipc_event_fd(device):
-    """Create and drop one IPC event: the real driver opens a file of its own
-    (/dev/shm/cuda.shm.*, seen on the H200 with driver 580) on a process's first
-    IPC event and keeps it open. Call before an fd snapshot."""
+def open_lazy_process_fds(device):
+    """Open the fds a process opens once and keeps, before an fd snapshot: the
+    real driver's file for IPC events (/dev/shm/cuda.shm.*, on the first IPC
+    event; seen on the H200 with driver 580) and multiprocessing's resource
+    tracker pipe (on the first spawn-context Queue or Event)."""
+    from multiprocessing import resource_tracker
+
     from cuda.core import EventOptions
 
     s = device.create_stream()
     s.record(options=EventOptions(ipc_enabled=True)).close()
     s.close()
+    resource_tracker.ensure_running()
 
 
 def assert_no_new_fds(before):

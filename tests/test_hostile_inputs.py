@@ -13,7 +13,7 @@ import pytest
 
 from api_helpers import HOSTILE, child_fuzz_import, expect_raises, hostile_summary, hostile_total, \
     merge_hostile, record_hostile, require_pinned_ipc, run_child, tweak_descriptor
-from conftest import assert_no_new_fds, open_driver_ipc_event_fd, open_fd_count, open_fd_targets, run_python
+from conftest import assert_no_new_fds, open_lazy_process_fds, open_fd_count, open_fd_targets, run_python
 
 SEED = 20240611
 
@@ -275,7 +275,7 @@ def test_use_after_close_from_another_thread(device, stream):
     from api_helpers import require_pools
 
     require_pools(device)
-    open_driver_ipc_event_fd(device)
+    open_lazy_process_fds(device)
     before = open_fd_targets()
     rounds = 25
     errors = []

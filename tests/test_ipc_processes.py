@@ -6,7 +6,7 @@ import pickle
 import pytest
 
 from api_helpers import _child_trampoline, child_roundtrip, host_bytes, require_pinned_ipc, require_pools
-from conftest import assert_no_new_fds, open_driver_ipc_event_fd, open_fd_targets
+from conftest import assert_no_new_fds, open_lazy_process_fds, open_fd_targets
 
 
 def _roundtrip(device, mr, pinned, nbytes=1 << 16):
@@ -38,7 +38,7 @@ def _roundtrip(device, mr, pinned, nbytes=1 << 16):
 
 
 def test_device_memory_resource_roundtrip_with_ipc_events(device, ipc_mr):
-    open_driver_ipc_event_fd(device)
+    open_lazy_process_fds(device)
     ipc_mr.allocation_handle   # exported now, kept by ipc_mr: not a leak of the round trip
     before = open_fd_targets()
     _roundtrip(device, ipc_mr, pinned=False)
@@ -49,7 +49,7 @@ def test_pinned_memory_resource_roundtrip_with_ipc_events(device):
     from cuda.core import PinnedMemoryResource, PinnedMemoryResourceOptions
 
     require_pinned_ipc(device)
-    open_driver_ipc_event_fd(device)
+    open_lazy_process_fds(device)
     mr = PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True, max_size=8 << 20))
     before = open_fd_targets()
     _roundtrip(device, mr, pinned=True)
