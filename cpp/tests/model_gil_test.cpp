@@ -161,6 +161,68 @@ TEST_F(ModelGil, ReportTakesTheGilWithNoLockHeld) {
     fake.table().cuCtxPopCurrent_(&popped);
 }
 
+// ---------------------------------------------------------------- GIL round trips (bench/README findings)
+
+// Closing an allocation, or the last reference of a cached import while the
+// cache lock is free, does not detach from the GIL; with the lock busy the
+// cached import's deleter detaches before it waits (and re-attaches after).
+TEST_F(ModelGil, DeletersStayAttachedUnlessTheCacheLockIsBusy) {
+    Watchdog dog(60, "DeletersStayAttachedUnlessTheCacheLockIsBusy");
+    CUmemPoolProps props{};
+    props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    props.location.id = 0;
+    MemoryPoolHandle own = create_memory_pool_handle(ctx, props);
+    ASSERT_TRUE(own);
+    {
+        model_gil::Attach gil;
+        DevicePtrHandle a = create_deviceptr_handle(own, 256, stream);
+        ASSERT_TRUE(a);
+        long before = model_gil::detach_count();
+        a.reset();
+        EXPECT_EQ(model_gil::detach_count(), before) << "the allocation's deleter released the GIL";
+
+        DevicePtrHandle h = import(7);
+        ASSERT_TRUE(h);
+        before = model_gil::detach_count();
+        h.reset();
+        EXPECT_EQ(model_gil::detach_count(), before) << "the cached import's deleter released the GIL";
+        EXPECT_EQ(ipc_cache_size(), 0u);
+    }
+    DevicePtrHandle h;
+    {
+        model_gil::Attach gil;
+        h = import(8);
+    }
+    ASSERT_TRUE(h);
+    Latch locked, unlock;
+    std::thread holder([&] {
+        GILReleaseGuard release;
+        MutexLock lock(ipc_cache_mutex);
+        locked.open();
+        unlock.wait_for(std::chrono::seconds(30));
+    });
+    ASSERT_TRUE(locked.wait_for(std::chrono::seconds(30)));
+    const long before = model_gil::detach_count();
+    std::atomic<bool> closed{false};
+    std::thread closer([&] {
+        model_gil::Attach gil;
+        h.reset();  // try_lock fails: detach, wait for the lock, erase
+        closed = true;
+    });
+    std::this_thread::sleep_for(50ms);
+    EXPECT_FALSE(closed.load());
+    {
+        model_gil::Attach gil;  // free: the waiting closer detached
+        EXPECT_GT(model_gil::detach_count(), before);
+    }
+    unlock.open();
+    holder.join();
+    closer.join();
+    EXPECT_TRUE(closed.load());
+    EXPECT_EQ(ipc_cache_size(), 0u);
+}
+
 // ---------------------------------------------------------------- runtime check (death tests)
 
 // Re-attaching the GIL while a cuda_core::Mutex is held aborts, naming the rule.
