@@ -637,6 +637,16 @@ DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExpo
     return handle;
 }
 
+DevicePtrHandle deviceptr_find_live_import(const MemoryPoolHandle& pool, const IpcExportBytes& bytes) noexcept {
+    if (!pool || testing_legacy_import_order() || testing_ipc_cache_disabled()) return {};
+    if (!ipc_cache_mutex.try_lock()) return {};
+    DevicePtrHandle hit;
+    auto it = ipc_cache.find(CacheKey{pool->pool, bytes});
+    if (it != ipc_cache.end() && it->second.state == EntryState::live) hit = it->second.live.lock();
+    ipc_cache_mutex.unlock();
+    return hit;
+}
+
 std::uint64_t ipc_export_checksum(const IpcExportBytes& bytes) noexcept {
     std::uint64_t h = 0xC0DAC0DE1BC5AFEull;
     for (std::size_t i = 0; i < bytes.size(); i += 8) {

@@ -150,6 +150,12 @@ std::uint64_t ipc_export_checksum(const IpcExportBytes& bytes) noexcept;
 // the exporter's and the import need not ask the driver for the mapping extent.
 std::uint64_t ipc_size_checksum(std::uint64_t export_checksum, std::uint64_t size) noexcept;
 
+// The live import of (pool, bytes) if the cache lock is free right now and the
+// key is live; empty otherwise (also with a testing switch set). Never waits
+// and records no error, so a thread attached to the GIL may call it: a cache
+// hit then costs no GIL round trip. deviceptr_import_ipc does the rest.
+DevicePtrHandle deviceptr_find_live_import(const MemoryPoolHandle& pool, const IpcExportBytes& bytes) noexcept;
+
 // Exports `ptr` (an allocation of a pool) as 64 bytes; returns the CUresult.
 CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* bytes_out) noexcept;
 

@@ -223,6 +223,37 @@ TEST_F(ModelGil, DeletersStayAttachedUnlessTheCacheLockIsBusy) {
     EXPECT_EQ(ipc_cache_size(), 0u);
 }
 
+// A cache hit found attached (deviceptr_find_live_import) returns the live
+// handle without detaching; an absent key, or a busy cache lock, gives empty
+// (the caller then takes the detached path).
+TEST_F(ModelGil, LiveImportFoundWithoutDetaching) {
+    model_gil::Attach gil;
+    EXPECT_FALSE(deviceptr_find_live_import(pool, FakeDriver::key_bytes(9)));
+    DevicePtrHandle h = import(9);
+    ASSERT_TRUE(h);
+    const long before = model_gil::detach_count();
+    DevicePtrHandle hit = deviceptr_find_live_import(pool, FakeDriver::key_bytes(9));
+    ASSERT_TRUE(hit);
+    EXPECT_EQ(hit.get(), h.get());
+    EXPECT_EQ(model_gil::detach_count(), before) << "the hit released the GIL";
+    {
+        Latch locked, unlock;
+        std::thread holder([&] {
+            GILReleaseGuard release;
+            MutexLock lock(ipc_cache_mutex);
+            locked.open();
+            unlock.wait_for(std::chrono::seconds(30));
+        });
+        ASSERT_TRUE(locked.wait_for(std::chrono::seconds(30)));
+        EXPECT_FALSE(deviceptr_find_live_import(pool, FakeDriver::key_bytes(9))) << "waited for a busy lock";
+        unlock.open();
+        holder.join();
+    }
+    hit.reset();
+    h.reset();
+    EXPECT_FALSE(deviceptr_find_live_import(pool, FakeDriver::key_bytes(9)));
+}
+
 // ---------------------------------------------------------------- runtime check (death tests)
 
 // Re-attaching the GIL while a cuda_core::Mutex is held aborts, naming the rule.
