@@ -162,6 +162,30 @@ TEST_F(ModelGil, ReportTakesTheGilWithNoLockHeld) {
 }
 
 // ---------------------------------------------------------------- GIL round trips (bench/README findings)
+// Another thread holds ipc_cache_mutex from construction until release() (or
+// destruction), so the calling thread finds the cache lock busy.
+class CacheLockHolder {
+public:
+    CacheLockHolder()
+        : thread_([this] {
+              GILReleaseGuard release;
+              MutexLock lock(ipc_cache_mutex);
+              locked_.open();
+              unlock_.wait_for(std::chrono::seconds(30));
+          }) {
+        EXPECT_TRUE(locked_.wait_for(std::chrono::seconds(30)));
+    }
+    ~CacheLockHolder() { release(); }
+    void release() {
+        unlock_.open();
+        if (thread_.joinable()) thread_.join();
+    }
+
+private:
+    Latch locked_, unlock_;
+    std::thread thread_;
+};
+
 
 // Closing an allocation, or the last reference of a cached import while the
 // cache lock is free, does not detach from the GIL; with the lock busy the
@@ -195,14 +219,7 @@ TEST_F(ModelGil, DeletersStayAttachedUnlessTheCacheLockIsBusy) {
         h = import(8);
     }
     ASSERT_TRUE(h);
-    Latch locked, unlock;
-    std::thread holder([&] {
-        GILReleaseGuard release;
-        MutexLock lock(ipc_cache_mutex);
-        locked.open();
-        unlock.wait_for(std::chrono::seconds(30));
-    });
-    ASSERT_TRUE(locked.wait_for(std::chrono::seconds(30)));
+    CacheLockHolder holder;
     const long before = model_gil::detach_count();
     std::atomic<bool> closed{false};
     std::thread closer([&] {
@@ -216,8 +233,7 @@ TEST_F(ModelGil, DeletersStayAttachedUnlessTheCacheLockIsBusy) {
         model_gil::Attach gil;  // free: the waiting closer detached
         EXPECT_GT(model_gil::detach_count(), before);
     }
-    unlock.open();
-    holder.join();
+    holder.release();
     closer.join();
     EXPECT_TRUE(closed.load());
     EXPECT_EQ(ipc_cache_size(), 0u);
@@ -237,17 +253,8 @@ TEST_F(ModelGil, LiveImportFoundWithoutDetaching) {
     EXPECT_EQ(hit.get(), h.get());
     EXPECT_EQ(model_gil::detach_count(), before) << "the hit released the GIL";
     {
-        Latch locked, unlock;
-        std::thread holder([&] {
-            GILReleaseGuard release;
-            MutexLock lock(ipc_cache_mutex);
-            locked.open();
-            unlock.wait_for(std::chrono::seconds(30));
-        });
-        ASSERT_TRUE(locked.wait_for(std::chrono::seconds(30)));
+        CacheLockHolder holder;
         EXPECT_FALSE(deviceptr_find_live_import(pool, FakeDriver::key_bytes(9))) << "waited for a busy lock";
-        unlock.open();
-        holder.join();
     }
     hit.reset();
     h.reset();
