@@ -115,14 +115,20 @@ def bench_alloc(args):
 
 # ---------------------------------------------------------------- IPC children
 
-def _child_single(q_in, q_out, ipc_warmup, ipc_iters, hit_iters, budget):
+def _child_setup(q_in, budget):
+    """An IPC child's start: arm the watchdog, make the device current, create a
+    stream, receive the pool and the descriptors. Returns (stream, mr, descriptors)."""
     faulthandler.dump_traceback_later(budget, exit=True)
-    from cuda.core import Buffer
-
-    dev = _device()
-    stream = dev.create_stream()
+    stream = _device().create_stream()
     mr = q_in.get()
     descriptors = q_in.get()
+    return stream, mr, descriptors
+
+
+def _child_single(q_in, q_out, ipc_warmup, ipc_iters, hit_iters, budget):
+    stream, mr, descriptors = _child_setup(q_in, budget)
+    from cuda.core import Buffer
+
     pc = time.perf_counter_ns
     imp = Buffer.from_ipc_descriptor
     result = {}
@@ -178,13 +184,9 @@ def _child_single(q_in, q_out, ipc_warmup, ipc_iters, hit_iters, budget):
 
 
 def _child_threads(q_in, q_out, threads, imports, rounds, budget):
-    faulthandler.dump_traceback_later(budget, exit=True)
+    stream, mr, descriptors = _child_setup(q_in, budget)
     from cuda.core import Buffer, Device
 
-    dev = _device()
-    stream = dev.create_stream()
-    mr = q_in.get()
-    descriptors = q_in.get()
     per = imports // threads
     rounds += 1  # + one warm-up round (round 0), not timed
     starts = [[0] * threads for _ in range(rounds)]

@@ -60,6 +60,14 @@ def child_main(mode, threads, iterations, budget, queue, results):
         with errors_lock:
             errors.append(f"thread {index}: {type(exc).__name__}: {exc}")
 
+    def check_bytes(buffer, stream, expected, what):
+        """Read `buffer` back; raise unless every byte is `expected`; count the check."""
+        host = read_back(buffer, stream)
+        if not (host == expected).all():
+            raise AssertionError(f"{what}: read {host[:4].tolist()}..., expected {expected}")
+        with errors_lock:
+            checks[0] += 1
+
     def seed(index):
         Device().set_current()
         barrier.wait()
@@ -79,11 +87,7 @@ def child_main(mode, threads, iterations, budget, queue, results):
             for it in range(iterations):
                 buffer = Buffer.from_ipc_descriptor(mr, descriptors[0], stream=stream)
                 if it % 25 == index % 25:
-                    host = read_back(buffer, stream)
-                    if not (host == PATTERN_BASE).all():
-                        raise AssertionError(f"iteration {it}: read {host[:4].tolist()}..., expected {PATTERN_BASE}")
-                    with errors_lock:
-                        checks[0] += 1
+                    check_bytes(buffer, stream, PATTERN_BASE, f"iteration {it}")
                 buffer.close()
             done[index] = 1
         except Exception as exc:
@@ -100,12 +104,7 @@ def child_main(mode, threads, iterations, budget, queue, results):
             for k in range(index * per, (index + 1) * per):
                 mine.append((k, Buffer.from_ipc_descriptor(mr, descriptors[k], stream=stream)))
             for k, buffer in mine:
-                host = read_back(buffer, stream)
-                expected = (PATTERN_BASE + k) % 256
-                if not (host == expected).all():
-                    raise AssertionError(f"descriptor {k}: read {host[:4].tolist()}..., expected {expected}")
-                with errors_lock:
-                    checks[0] += 1
+                check_bytes(buffer, stream, (PATTERN_BASE + k) % 256, f"descriptor {k}")
                 buffer.close()
             done[index] = 1
         except Exception as exc:

@@ -4,20 +4,14 @@ import os as _os
 import weakref as _weakref
 
 
-cdef uint64_t _descriptor_checksum_of(bytes payload):
-    cdef IpcExportBytes data
-    memcpy(data.data(), <char*>payload, 64)
-    return ipc_export_checksum(data)
-
-
 def _descriptor_checksums(payload, size):
     """(payload checksum, size checksum) as an exporter writes them into an
     IPCBufferDescriptor (for tests and probes)."""
-    payload = bytes(payload)
-    if len(payload) < 64:
-        raise ValueError(f"IPC buffer descriptor payload is {len(payload)} bytes; expected at least 64")
-    c = _descriptor_checksum_of(payload)
-    return c, ipc_size_checksum(c, _size_arg(size))
+    cdef IPCBufferDescriptor d = IPCBufferDescriptor._init(payload, size)   # validates both
+    cdef IpcExportBytes data
+    memcpy(data.data(), <char*>d._payload, 64)
+    c = ipc_export_checksum(data)
+    return c, ipc_size_checksum(c, d._size)
 
 
 cdef class IPCBufferDescriptor:
@@ -60,14 +54,15 @@ cdef class IPCBufferDescriptor:
         d._size_checksum = ipc_size_checksum(c, size)
         return d
 
-    cdef bint _verify(self) except -1:
-        """Raise ValueError unless the payload checksum matches; return whether
-        the size is the exporter's (its checksum matches too)."""
+    cdef bint _verify(self, const IpcExportBytes& data) except -1:
+        """Raise ValueError unless the checksum matches `data` (this descriptor's
+        export bytes); return whether the size is the exporter's (its checksum
+        matches too)."""
         cdef uint64_t c
         if self._checksum is None:
             raise ValueError("IPC buffer descriptor has no checksum: only descriptors from "
                              "Buffer.ipc_descriptor (or their pickles) can be imported")
-        c = _descriptor_checksum_of(self._payload)
+        c = ipc_export_checksum(data)
         if self._checksum != c:
             raise ValueError("IPC buffer descriptor is corrupted: its payload does not match "
                              "the exporter's checksum")
@@ -264,8 +259,8 @@ cdef object _import_buffer(object mr, object ipc_descriptor, object stream):
     desc = <IPCBufferDescriptor>ipc_descriptor
     if len(desc._payload) < 64:
         raise ValueError(f"IPC buffer descriptor payload is {len(desc._payload)} bytes; expected at least 64")
-    size_is_exporters = desc._verify()
     memcpy(data.data(), <char*>desc._payload, 64)
+    size_is_exporters = desc._verify(data)
     # Local copies: another thread may close the resource or the stream while
     # this one waits in the import without the GIL.
     pool = pool_mr._pool
