@@ -587,6 +587,22 @@ DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, std::size_t size) noexc
     return make_handle(new_deviceptr_box(ptr, size, {}, {}, false, {}, 0), &delete_borrowed<DevicePtrBox>);
 }
 
+namespace {
+
+// The live import of (pool, bytes) if the cache lock is free right now and the
+// key is live; empty otherwise. Never waits (try_lock), so the caller may be
+// attached to the GIL.
+DevicePtrHandle find_live_import_without_waiting(const MemoryPoolHandle& pool, const IpcExportBytes& bytes) noexcept {
+    if (!ipc_cache_mutex.try_lock()) return {};
+    DevicePtrHandle hit;
+    auto it = ipc_cache.find(CacheKey{pool->pool, bytes});
+    if (it != ipc_cache.end()) hit = live_handle(it->second);
+    ipc_cache_mutex.unlock();
+    return hit;
+}
+
+}  // namespace
+
 DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
                                      const StreamHandle& stream) noexcept {
     if (require_driver() != CUDA_SUCCESS) return {};
@@ -594,9 +610,14 @@ DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExpo
         return fail<DevicePtrHandle>(CUDA_ERROR_INVALID_VALUE);
     }
     if (testing_legacy_import_order()) return import_with_legacy_order(pool, bytes, stream);
+    if (testing_ipc_cache_disabled()) {
+        GILReleaseGuard gil;
+        return import_uncached(pool, bytes, stream);
+    }
+    // A live hit found without waiting is returned still attached: no GIL round trip.
+    if (DevicePtrHandle hit = find_live_import_without_waiting(pool, bytes)) return hit;
 
     GILReleaseGuard gil;  // before the lock: the lock is dropped before the GIL is re-taken
-    if (testing_ipc_cache_disabled()) return import_uncached(pool, bytes, stream);
 
     const CacheKey key{pool->pool, bytes};
     std::uint64_t generation = 0;
@@ -643,16 +664,6 @@ DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExpo
     if (wake) ipc_cache_changed.notify_all();
     if (!handle) set_last_error(r);
     return handle;
-}
-
-DevicePtrHandle deviceptr_find_live_import(const MemoryPoolHandle& pool, const IpcExportBytes& bytes) noexcept {
-    if (!pool || testing_legacy_import_order() || testing_ipc_cache_disabled()) return {};
-    if (!ipc_cache_mutex.try_lock()) return {};
-    DevicePtrHandle hit;
-    auto it = ipc_cache.find(CacheKey{pool->pool, bytes});
-    if (it != ipc_cache.end()) hit = live_handle(it->second);
-    ipc_cache_mutex.unlock();
-    return hit;
 }
 
 std::uint64_t ipc_export_checksum(const IpcExportBytes& bytes) noexcept {

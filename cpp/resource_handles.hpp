@@ -132,9 +132,11 @@ DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, std::size_t size) noexc
 
 // Imports an allocation exported by another process into `pool`, through the
 // per-process IPC import cache: a live import of the same (pool, bytes) is
-// returned as is (no driver call); a key being imported or released is waited
-// for. Releases the GIL (if held) before taking the cache lock; the driver
-// import runs with no lock held, so different keys import concurrently.
+// returned as is (no driver call; found with try_lock, still attached to the
+// GIL, when the cache lock is free); a key being imported or released is
+// waited for. Otherwise releases the GIL (if held) before taking the cache
+// lock; the driver import runs with no lock held, so different keys import
+// concurrently. Call it holding the GIL (or from a thread without Python).
 DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
                                      const StreamHandle& stream) noexcept;
 
@@ -149,12 +151,6 @@ std::uint64_t ipc_export_checksum(const IpcExportBytes& bytes) noexcept;
 // A checksum of (export checksum, buffer size): when it matches, the size is
 // the exporter's and the import need not ask the driver for the mapping extent.
 std::uint64_t ipc_size_checksum(std::uint64_t export_checksum, std::uint64_t size) noexcept;
-
-// The live import of (pool, bytes) if the cache lock is free right now and the
-// key is live; empty otherwise (also with a testing switch set). Never waits
-// and records no error, so a thread attached to the GIL may call it: a cache
-// hit then costs no GIL round trip. deviceptr_import_ipc does the rest.
-DevicePtrHandle deviceptr_find_live_import(const MemoryPoolHandle& pool, const IpcExportBytes& bytes) noexcept;
 
 // Exports `ptr` (an allocation of a pool) as 64 bytes; returns the CUresult.
 CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* bytes_out) noexcept;

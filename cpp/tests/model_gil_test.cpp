@@ -239,26 +239,37 @@ TEST_F(ModelGil, DeletersStayAttachedUnlessTheCacheLockIsBusy) {
     EXPECT_EQ(ipc_cache_size(), 0u);
 }
 
-// A cache hit found attached (deviceptr_find_live_import) returns the live
-// handle without detaching; an absent key, or a busy cache lock, gives empty
-// (the caller then takes the detached path).
-TEST_F(ModelGil, LiveImportFoundWithoutDetaching) {
-    model_gil::Attach gil;
-    EXPECT_FALSE(deviceptr_find_live_import(pool, FakeDriver::key_bytes(9)));
-    DevicePtrHandle h = import(9);
-    ASSERT_TRUE(h);
-    const long before = model_gil::detach_count();
-    DevicePtrHandle hit = deviceptr_find_live_import(pool, FakeDriver::key_bytes(9));
-    ASSERT_TRUE(hit);
-    EXPECT_EQ(hit.get(), h.get());
-    EXPECT_EQ(model_gil::detach_count(), before) << "the hit released the GIL";
+// A cache hit is returned without detaching from the GIL while the cache lock
+// is free; with the lock busy the import detaches before it waits for it.
+TEST_F(ModelGil, CacheHitStaysAttachedUnlessTheCacheLockIsBusy) {
+    Watchdog dog(60, "CacheHitStaysAttachedUnlessTheCacheLockIsBusy");
+    const int driver_imports = fake.calls(Fn::cuMemPoolImportPointer);
+    DevicePtrHandle h;
     {
-        CacheLockHolder holder;
-        EXPECT_FALSE(deviceptr_find_live_import(pool, FakeDriver::key_bytes(9))) << "waited for a busy lock";
+        model_gil::Attach gil;
+        h = import(9);
+        ASSERT_TRUE(h);
+        const long before = model_gil::detach_count();
+        DevicePtrHandle hit = import(9);
+        EXPECT_EQ(hit.get(), h.get());
+        EXPECT_EQ(model_gil::detach_count(), before) << "the hit released the GIL";
     }
-    hit.reset();
-    h.reset();
-    EXPECT_FALSE(deviceptr_find_live_import(pool, FakeDriver::key_bytes(9)));
+    CacheLockHolder holder;
+    const long before = model_gil::detach_count();
+    DevicePtrHandle hit;
+    std::thread importer([&] {
+        model_gil::Attach gil;
+        hit = import(9);  // try_lock fails: detach, wait for the lock, hit
+    });
+    std::this_thread::sleep_for(50ms);
+    {
+        model_gil::Attach gil;  // free: the waiting importer detached
+        EXPECT_GT(model_gil::detach_count(), before);
+    }
+    holder.release();
+    importer.join();
+    EXPECT_EQ(hit.get(), h.get());
+    EXPECT_EQ(fake.calls(Fn::cuMemPoolImportPointer) - driver_imports, 1) << "a hit called the driver";
 }
 
 // ---------------------------------------------------------------- runtime check (death tests)

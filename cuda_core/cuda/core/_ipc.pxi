@@ -265,17 +265,10 @@ cdef object _import_buffer(object mr, object ipc_descriptor, object stream):
     # this one waits in the import without the GIL.
     pool = pool_mr._pool
     sh = s._h
-    # A live import of the same allocation, found without waiting: no GIL round trip.
-    h = deviceptr_find_live_import(pool, data)
-    if not h:
-        if testing_legacy_import_order():
-            # Test switch: enter the import holding the GIL, as upstream 1.2.0 did,
-            # so the legacy lock order really deadlocks (the regression tests prove
-            # they catch it). Never set in production.
-            h = deviceptr_import_ipc(pool, data, sh)
-        else:
-            with nogil:
-                h = deviceptr_import_ipc(pool, data, sh)
+    # Entered holding the GIL: a live hit is returned without releasing it; any
+    # other import releases it inside, before the cache lock (and the legacy-order
+    # test switch really deadlocks, as upstream 1.2.0 did).
+    h = deviceptr_import_ipc(pool, data, sh)
     if not h:
         raise_last_error()
     # A size the exporter did not write is checked against the mapping (a driver query).

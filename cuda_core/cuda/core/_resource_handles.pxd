@@ -186,7 +186,6 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle&, size_t size, const StreamHandle&)
     DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, size_t size)
     DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle&, const IpcExportBytes&, const StreamHandle&)
-    DevicePtrHandle deviceptr_find_live_import(const MemoryPoolHandle&, const IpcExportBytes&)
     uint64_t ipc_export_checksum(const IpcExportBytes&)
     uint64_t ipc_size_checksum(uint64_t, uint64_t)
     CUresult deviceptr_export_ipc(const DevicePtrHandle&, IpcExportBytes*)
