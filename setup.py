@@ -1,6 +1,6 @@
-"""Build of cuda-core-ipcsafe: one extension module, cuda.core._core, that links the C++ core.
+"""Build of cuda-core-ipcsafe: one extension module per .pyx, mirroring upstream cuda.core 1.2.2.
 
-One module links cpp/ so that the IPC import cache, its mutex and the
+Only cuda.core._resource_handles links cpp/ (the others cimport its C API), so that the IPC import cache, its mutex and the
 thread-local error state exist exactly once per process. libcuda is not
 linked: it is dlopen()ed at run time (cpp/driver.cpp).
 """
@@ -29,26 +29,35 @@ def extensions():
         str(p.relative_to(ROOT)) for p in (ROOT / "cpp").glob("*.cpp")
     )
     debug = os.environ.get("CUDA_CORE_DEBUG_BUILD") == "1"
-    ext = Extension(
-        "cuda.core._core",
-        sources=["cuda_core/cuda/core/_core.pyx", *cpp_sources],
+    common = dict(
         include_dirs=["cpp", cuda_include_dir()],
         language="c++",
         extra_compile_args=["-std=c++17", "-fvisibility=hidden"] + (["-O0", "-g"] if debug else ["-O2"]),
-        libraries=["dl"],
     )
+    exts = []
+    for pyx in sorted((ROOT / "cuda_core").rglob("*.pyx")):
+        rel = pyx.relative_to(ROOT / "cuda_core")
+        name = ".".join(rel.with_suffix("").parts)
+        sources = [str(pyx.relative_to(ROOT))]
+        extra = {}
+        if name == "cuda.core._resource_handles":   # the ONE module that links the C++ core
+            sources += cpp_sources
+            extra = dict(libraries=["dl"])
+        exts.append(Extension(name, sources=sources, **common, **extra))
     return cythonize(
-        [ext],
+        exts,
         compiler_directives={"language_level": "3", "embedsignature": True, "binding": True},
         include_path=["cuda_core"],
+        nthreads=int(os.environ.get("CUDA_CORE_BUILD_JOBS", "0")),
     )
 
 
 setup(
     packages=find_namespace_packages(where="cuda_core", include=["cuda.core", "cuda.core.*"]),
     package_dir={"": "cuda_core"},
-    package_data={"cuda.core": ["*.pyi", "py.typed", "*.pxd", "*.pxi"], "cuda.core._utils": ["*.pyi"]},
-    include_package_data=False,  # only package_data: keeps Cython's generated _core.cpp out
+    package_data={"cuda.core": ["*.pyi", "py.typed", "*.pxd"], "cuda.core._memory": ["*.pyi", "*.pxd"],
+                  "cuda.core._utils": ["*.pyi", "*.pxd"]},
+    include_package_data=False,  # only package_data: keeps Cython's generated .cpp files out
     ext_modules=extensions(),
     zip_safe=False,
 )

@@ -36,10 +36,12 @@ def _impl_info():
     import cuda.core
 
     try:
-        import cuda.core._core as ours  # noqa: F401
+        import cuda.core._resource_handles as ours
+
+        ours._driver_info  # upstream 1.2.2 has the module too, not this  # noqa: B018
 
         impl = "ours"
-    except ImportError:
+    except (ImportError, AttributeError):
         impl = "upstream"
     info = {"impl": impl, "version": getattr(cuda.core, "__version__", "?"),
             "module": os.path.dirname(cuda.core.__file__), "python": sys.executable}

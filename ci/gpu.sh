@@ -48,11 +48,11 @@ if "$BASE_PY" -m pip install -q --no-build-isolation --no-index --no-deps --targ
 else
     tail -30 "$LOGS/build.log"; note "build: FAILED"; printf '%s\n' "${SUMMARY[@]}"; exit 1
 fi
-if ! "$PY" -c "import cuda.core._core"; then
+if ! "$PY" -c "from cuda.core._resource_handles import _driver_info"; then
     "$BASE_PY" -c "import cuda, sys; print('cuda package:', cuda.__path__, sys.path)"
     note "ours is shadowed by another cuda package"; printf '%s\n' "${SUMMARY[@]}"; exit 1
 fi
-"$PY" -c "import cuda.core, cuda.core._core as c; print(cuda.core.__file__, c._driver_info())" | tee -a "$LOGS/gpu.txt"
+"$PY" -c "import cuda.core, cuda.core._resource_handles as c; print(cuda.core.__file__, c._driver_info())" | tee -a "$LOGS/gpu.txt"
 "$BASE_PY" -c "import cuda.core as u; print('upstream', getattr(u, '__version__', '?'), u.__file__)" 2>&1 | tail -1 | tee -a "$LOGS/gpu.txt"
 
 # --- the seed reproducer, verbatim, with ours

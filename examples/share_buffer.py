@@ -64,7 +64,12 @@ def main():
     import cuda.core
     from cuda.core import Buffer, Device, DeviceMemoryResource, DeviceMemoryResourceOptions
 
-    info = getattr(cuda.core._core, "_driver_info", lambda: (True, "libcuda.so.1", False, ""))()
+    try:
+        from cuda.core._resource_handles import _driver_info   # this package only
+
+        info = _driver_info()
+    except ImportError:
+        info = (True, "libcuda.so.1", False, "")
     print(f"cuda.core from {cuda.core.__file__}")
     print("driver:", f"SIMULATED ({info[1]}; no GPU used)" if info[2] else f"real CUDA driver ({info[1]})")
     device = Device()

@@ -17,7 +17,7 @@ SCENARIOS = HERE / "scenarios"
 def _driver_state():
     """(available, simulated, description) of the driver cuda.core will use."""
     try:
-        from cuda.core._core import _driver_info
+        from cuda.core._resource_handles import _driver_info
     except ImportError:  # upstream cuda.core: a real driver or nothing
         try:
             from cuda.core import Device
@@ -37,7 +37,7 @@ def _driver_state():
 DRIVER_AVAILABLE, DRIVER_SIMULATED, DRIVER_DESCRIPTION = _driver_state()
 IS_OURS = False
 try:
-    import cuda.core._core  # noqa: F401
+    from cuda.core._resource_handles import _driver_info  # noqa: F401  (upstream 1.2.2 has the module, not this)
 
     IS_OURS = True
 except ImportError:

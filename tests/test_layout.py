@@ -53,12 +53,45 @@ def test_the_cache_mutex_is_documented_beside_its_declaration_and_in_design():
     assert "outermost" in (ROOT / "DESIGN.md").read_text()
 
 
+PKG = ROOT / "cuda_core" / "cuda" / "core"
+
+
+def cython_sources():
+    return {p.relative_to(PKG).as_posix(): p.read_text() for p in PKG.rglob("*") if p.suffix in {".pyx", ".pxd", ".pxi"}}
+
+
 def test_only_one_cython_function_converts_cuda_errors():
-    pxi = "".join(p.read_text() for p in (ROOT / "cuda_core" / "cuda" / "core").glob("*.pxi"))
-    assert pxi.count("raise CUDAError(") == 2  # both inside raise_driver_error
-    body = pxi[pxi.index("cdef int raise_driver_error"):]
+    sources = cython_sources()
+    assert not [name for name in sources if name.endswith(".pxi")], "areas are modules now, not .pxi includes"
+    raisers = {name: text.count("raise CUDAError(") for name, text in sources.items() if "raise CUDAError(" in text}
+    assert raisers == {"_resource_handles.pyx": 2}
+    text = sources["_resource_handles.pyx"]
+    body = text[text.index("cdef int raise_driver_error"):]
     body = body[: body.index("\ncdef ")]
     assert body.count("raise CUDAError(") == 2
+
+
+def test_only_resource_handles_links_the_cpp_core():
+    """One extension links cpp/; the others reach C++ only through its cimported C API."""
+    setup = (ROOT / "setup.py").read_text()
+    assert 'if name == "cuda.core._resource_handles":' in setup
+    for name, text in cython_sources().items():
+        externs = re.findall(r'cdef extern from "([^"]+)"', text)
+        cpp_headers = [h for h in externs if h not in ("cuda.h",) and not h.startswith("<")]
+        if name == "_resource_handles.pyx":
+            assert {"driver.hpp", "resource_handles.hpp", "py_gil.hpp", "thread_safety.hpp"} <= set(cpp_headers)
+        elif name == "_resource_handles.pxd":
+            # header-only declarations: types and the driver table, no C++ functions
+            assert set(cpp_headers) <= {"driver.hpp", "resource_handles.hpp"}
+            assert "cpp_" not in text
+        else:
+            assert cpp_headers == [], f"{name} declares C++ from {cpp_headers}: cimport cuda.core._resource_handles"
+
+
+def test_the_ipc_import_is_called_from_memory_ipc_only():
+    callers = [name for name, text in cython_sources().items()
+               if re.search(r"\bdeviceptr_import_ipc\(", text) and not name.startswith("_resource_handles")]
+    assert callers == ["_memory/_ipc.pyx"]
 
 
 def test_deleters_are_noexcept():

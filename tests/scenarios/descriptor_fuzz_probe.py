@@ -22,7 +22,7 @@ from fd_snapshot import open_fd_targets as fd_targets
 
 def child_main(fd):
     from cuda.core import Buffer, CUDAError, Device, DeviceMemoryResource
-    from cuda.core._core import IPCBufferDescriptor, _descriptor_checksums
+    from cuda.core._memory._ipc import IPCBufferDescriptor, _descriptor_checksums
 
     dev = Device(0)
     dev.set_current()

@@ -1,24 +1,18 @@
 """Type stubs for cuda.core."""
-from cuda.core._core import (
-    LEGACY_DEFAULT_STREAM,
-    PER_THREAD_DEFAULT_STREAM,
+from cuda.core._context import Context
+from cuda.core._device import Device, system
+from cuda.core._event import Event, EventOptions, IPCEventDescriptor
+from cuda.core._memory import (
     Buffer,
-    Context,
-    Device,
     DeviceMemoryResource,
     DeviceMemoryResourceOptions,
-    Event,
-    EventOptions,
     IPCAllocationHandle,
     IPCBufferDescriptor,
-    IPCEventDescriptor,
     MemoryResource,
     PinnedMemoryResource,
     PinnedMemoryResourceOptions,
-    Stream,
-    StreamOptions,
-    system,
 )
+from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning
 
 __version__: str

@@ -1,9 +1,12 @@
-# cdef extern blocks mirroring cpp/ headers. Everything here is nogil: the
-# C++ core releases and re-takes the GIL itself where it must (gil.hpp).
+# The C++ core's types (header-only: boxes, handles, the driver table) and the
+# cdef functions of cuda.core._resource_handles, the ONE extension module that
+# links cpp/. Other modules cimport these; their calls go through
+# _resource_handles' exported C API (function pointers), so the IPC import
+# cache, its mutex and the thread-local error state exist once per process.
+# The C++ functions themselves are declared only in _resource_handles.pyx.
 from libc.stdint cimport uint64_t, uintptr_t
 from libcpp cimport bool as cbool
 from libcpp.memory cimport shared_ptr
-from libcpp.string cimport string
 
 
 cdef extern from "cuda.h" nogil:
@@ -121,21 +124,6 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuMemGetAddressRange_)(CUdeviceptr*, size_t*, CUdeviceptr)
         CUresult (*cuPointerGetAttribute_)(void*, CUpointer_attribute, CUdeviceptr)
 
-    CUresult ensure_driver_loaded()
-    const DriverTable& driver()
-    string driver_load_error() except +
-    string driver_library_path() except +
-    cbool driver_is_simulated()
-    string error_name(CUresult) except +
-    string error_text(CUresult) except +
-
-
-cdef extern from "thread_safety.hpp" namespace "cuda_core" nogil:
-    int held_lock_count()
-
-
-cdef extern from "py_gil.hpp" namespace "cuda_core" nogil:
-    void install_python_seam(void* warning_category)
 
 
 cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
@@ -169,30 +157,70 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
         unsigned char* data()
         size_t size()
 
-    void set_last_error(CUresult)
-    CUresult take_last_error()
 
-    ContextHandle create_primary_context_handle(int ordinal)
-    StreamHandle create_stream_handle(const ContextHandle&, unsigned int flags, int priority)
-    StreamHandle borrow_stream_handle(CUstream, const ContextHandle&)
-    EventHandle create_event_handle(const ContextHandle&, unsigned int flags)
-    EventHandle event_import_ipc(const ContextHandle&, const CUipcEventHandle&)
-    CUresult event_export_ipc(const EventHandle&, CUipcEventHandle*)
-    MemoryPoolHandle create_memory_pool_handle(const ContextHandle&, const CUmemPoolProps&)
-    MemoryPoolHandle borrow_current_memory_pool_handle(const ContextHandle&)
-    MemoryPoolHandle memory_pool_import_ipc(const ContextHandle&, int fd)
-    CUresult memory_pool_export_fd(const MemoryPoolHandle&, int* fd_out)
-    bint memory_pool_has_free_reserve(const MemoryPoolHandle&, size_t) nogil
-    DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle&, size_t size, const StreamHandle&)
-    DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, size_t size)
-    DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle&, const IpcExportBytes&, const StreamHandle&)
-    uint64_t ipc_export_checksum(const IpcExportBytes&)
-    uint64_t ipc_size_checksum(uint64_t, uint64_t)
-    CUresult deviceptr_export_ipc(const DevicePtrHandle&, IpcExportBytes*)
-    void set_deallocation_stream(const DevicePtrHandle&, const StreamHandle&)
-    CUdeviceptr deviceptr_address(const DevicePtrHandle&)
-    size_t deviceptr_size(const DevicePtrHandle&)
-    cbool deviceptr_is_imported(const DevicePtrHandle&)
-    size_t ipc_cache_size()
-    cbool testing_legacy_import_order()
-    cbool testing_ipc_cache_disabled()
+# ---------------------------------------------------------------- errors
+# raise_driver_error is the ONE function that turns a CUresult into CUDAError.
+cdef int raise_driver_error(CUresult code) except -1
+cdef int raise_last_error() except -1
+cdef int require_driver() except -1
+cdef str not_instantiable(str name, str apis)
+
+
+cdef inline int check(CUresult code) except -1:
+    if code != CUDA_SUCCESS:
+        raise_driver_error(code)
+    return 0
+
+
+# ---------------------------------------------------------------- driver
+# The loaded driver's function table (requires require_driver() earlier).
+cdef const DriverTable* driver() noexcept nogil
+
+
+# ---------------------------------------------------------------- handles (cpp/resource_handles.hpp)
+cdef CUresult take_last_error() noexcept nogil
+cdef ContextHandle create_primary_context_handle(int ordinal) noexcept nogil
+cdef StreamHandle create_stream_handle(const ContextHandle& context, unsigned int flags, int priority) noexcept nogil
+cdef StreamHandle borrow_stream_handle(CUstream stream, const ContextHandle& context) noexcept nogil
+cdef EventHandle create_event_handle(const ContextHandle& context, unsigned int flags) noexcept nogil
+cdef EventHandle event_import_ipc(const ContextHandle& context, const CUipcEventHandle& handle) noexcept nogil
+cdef CUresult event_export_ipc(const EventHandle& event, CUipcEventHandle* out) noexcept nogil
+cdef MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const CUmemPoolProps& props) noexcept nogil
+cdef MemoryPoolHandle borrow_current_memory_pool_handle(const ContextHandle& context) noexcept nogil
+cdef MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) noexcept nogil
+cdef CUresult memory_pool_export_fd(const MemoryPoolHandle& pool, int* fd_out) noexcept nogil
+cdef cbool memory_pool_has_free_reserve(const MemoryPoolHandle& pool, size_t size) noexcept nogil
+cdef DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle& pool, size_t size,
+                                             const StreamHandle& stream) noexcept nogil
+cdef DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, size_t size) noexcept nogil
+cdef DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExportBytes& data,
+                                          const StreamHandle& stream) noexcept nogil
+cdef uint64_t ipc_export_checksum(const IpcExportBytes& data) noexcept nogil
+cdef uint64_t ipc_size_checksum(uint64_t export_checksum, uint64_t size) noexcept nogil
+cdef CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* out) noexcept nogil
+cdef void set_deallocation_stream(const DevicePtrHandle& ptr, const StreamHandle& stream) noexcept nogil
+cdef CUdeviceptr deviceptr_address(const DevicePtrHandle& ptr) noexcept nogil
+cdef size_t deviceptr_size(const DevicePtrHandle& ptr) noexcept nogil
+cdef cbool deviceptr_is_imported(const DevicePtrHandle& ptr) noexcept nogil
+
+
+# ---------------------------------------------------------------- devices
+# The process's retained primary context of device `ordinal` (retained once).
+cdef ContextHandle primary_context(int ordinal) except *
+cdef int device_count() except -1
+cdef CUdevice cu_device(int ordinal) except? -1
+cdef int device_attribute(int ordinal, int attribute) except? -1
+# Ordinal of the current context's device, or -1 without a current context.
+cdef int current_device_ordinal() except? -2
+# The ContextHandle of the retained primary context whose CUcontext is `ctx`
+# (empty when `ctx` is none of them).
+cdef ContextHandle primary_context_of(CUcontext ctx)
+
+
+# ---------------------------------------------------------------- arguments
+# An address or handle argument: an int, or an object with __index__/__int__.
+cdef object address_arg(object value, str what)
+# A non-negative int size (the fast path for exact ints).
+cdef object size_arg(object size)
+# `options` as an instance of `cls` (None stays None; a dict gives cls(**options)).
+cdef object coerce_options(object options, object cls)

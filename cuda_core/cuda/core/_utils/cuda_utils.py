@@ -1,6 +1,19 @@
-"""Errors and helpers shared by every cuda.core module (upstream-compatible names)."""
+"""Errors and helpers shared by every cuda.core module (upstream-compatible names).
 
-__all__ = ["CUDAError", "CUDAWarning", "handle_return"]
+``driver`` is ``cuda.bindings.driver`` when cuda-bindings is installed, so code
+that mixes upstream-style driver calls (``handle_return(driver.cuX(...))``) with
+this package's objects works in one process; cuda-bindings stays optional:
+without it this module imports, and using ``driver`` raises a clear
+:class:`ImportError`.
+"""
+from collections import namedtuple
+
+try:
+    from cuda.bindings import driver
+except ImportError:   # cuda-bindings is optional
+    driver = None
+
+__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "driver", "handle_return"]
 
 
 class CUDAError(Exception):
@@ -18,15 +31,44 @@ class CUDAWarning(RuntimeWarning):
     another thread, or at shutdown) and was reported instead of being lost."""
 
 
+ComputeCapability = namedtuple("ComputeCapability", ("major", "minor"))
+
+
+class _MissingBindings:
+    """Stands in for ``cuda.bindings.driver`` when cuda-bindings is not installed:
+    any use raises ImportError saying what to install."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        raise ImportError(
+            f"cuda.core._utils.cuda_utils.driver.{name} needs cuda-bindings, which is not installed "
+            "(pip install cuda-bindings); this package itself does not need it")
+
+    def __repr__(self):
+        return "<cuda.bindings.driver: not installed>"
+
+    def __bool__(self):
+        return False
+
+
+if driver is None:
+    driver = _MissingBindings()
+
+
 def handle_return(result, handle=None):
-    """Unpack a ``(CUresult, *values)`` tuple as returned by driver bindings:
-    raise :class:`CUDAError` on a non-zero result, else return the values
-    (one value unwrapped, several as a tuple, none as ``None``)."""
+    """Unpack a ``(CUresult, *values)`` tuple as returned by cuda-bindings' driver
+    calls (any int-like result code works): raise :class:`CUDAError` on a
+    non-zero result, else return the values (one value unwrapped, several as a
+    tuple, none as ``None``)."""
     if not isinstance(result, tuple) or not result:
         raise TypeError(f"handle_return expects a (CUresult, ...) tuple, got {type(result).__name__}")
-    code = int(result[0])
+    try:
+        code = int(result[0])
+    except (TypeError, ValueError):
+        raise TypeError(f"handle_return expects a CUresult first, got {type(result[0]).__name__}") from None
     if code != 0:
-        from cuda.core._core import _raise_for_code
+        from cuda.core._resource_handles import _raise_for_code   # the one CUresult -> CUDAError path
 
         _raise_for_code(code)
     values = result[1:]

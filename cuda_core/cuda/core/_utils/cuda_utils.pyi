@@ -1,7 +1,10 @@
 """Type stubs for cuda.core._utils.cuda_utils."""
-from typing import Any, Optional, Tuple
+from types import ModuleType
+from typing import Any, NamedTuple, Optional, Tuple
 
-__all__ = ["CUDAError", "CUDAWarning", "handle_return"]
+__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "driver", "handle_return"]
+
+driver: ModuleType
 
 
 class CUDAError(Exception):
@@ -10,6 +13,11 @@ class CUDAError(Exception):
 
 
 class CUDAWarning(RuntimeWarning): ...
+
+
+class ComputeCapability(NamedTuple):
+    major: int
+    minor: int
 
 
 def handle_return(result: Tuple[Any, ...], handle: Any = ...) -> Any: ...

@@ -1,8 +1,11 @@
+# cython: language_level=3
+# distutils: language = c++
+"""DLPack export of a Buffer (upstream module path ``cuda.core._dlpack``)."""
 # DLPack export of a Buffer as a 1-D uint8 tensor (our own declarations of the
 # DLPack ABI, versions 0.x "dltensor" and 1.x "dltensor_versioned").
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_IsValid, PyCapsule_GetPointer
 from libc.stdlib cimport malloc, free
-from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t
+from libc.stdint cimport int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t, uintptr_t
 from cpython.ref cimport Py_INCREF, Py_DECREF, PyObject
 
 cdef extern from *:
@@ -54,30 +57,22 @@ cdef extern from *:
         uint64_t flags
         CudaCoreDLTensor dl_tensor
 
+__all__ = []
+
 cdef enum:
-    kDLCPU = 1
-    kDLCUDA = 2
-    kDLCUDAHost = 3
     kDLUInt = 1
 
 
-cdef tuple _dlpack_device_of(Buffer b):
-    if b.is_device_accessible and b.is_host_accessible:
-        return (kDLCUDAHost, 0)
-    if b.is_device_accessible:
-        return (kDLCUDA, b.device_id)
-    return (kDLCPU, 0)
-
-
-cdef void _fill_tensor(CudaCoreDLTensor* t, Buffer b, int64_t* shape, int dev_type, int dev_id) noexcept:
-    t.data = <void*>b._ptr
+cdef void _fill_tensor(CudaCoreDLTensor* t, uintptr_t ptr, size_t size, int64_t* shape,
+                       int dev_type, int dev_id) noexcept:
+    t.data = <void*>ptr
     t.device.device_type = dev_type
     t.device.device_id = dev_id
     t.ndim = 1
     t.dtype.code = kDLUInt
     t.dtype.bits = 8
     t.dtype.lanes = 1
-    shape[0] = <int64_t>b._size
+    shape[0] = <int64_t>size
     t.shape = shape
     t.strides = NULL
     t.byte_offset = 0
@@ -115,15 +110,11 @@ cdef void _capsule_destructor_versioned(object capsule) noexcept:
         _deleter_versioned(m)
 
 
-cdef object _make_dlpack_capsule(Buffer b, object stream, object max_version, object dl_device, object copy):
+cdef object make_dlpack_capsule(object owner, uintptr_t ptr, size_t size, int dev_type, int dev_id,
+                                object max_version):
     cdef CudaCoreDLManagedTensor* m
     cdef CudaCoreDLManagedTensorVersioned* mv
     cdef int64_t* shape
-    if copy:
-        raise BufferError("Buffer.__dlpack__ cannot copy (copy=True)")
-    dev_type, dev_id = _dlpack_device_of(b)
-    if dl_device is not None and tuple(dl_device) != (dev_type, dev_id):
-        raise BufferError(f"Buffer lives on DLPack device {(dev_type, dev_id)}, not {tuple(dl_device)}")
     shape = <int64_t*>malloc(sizeof(int64_t))
     if shape == NULL:
         raise MemoryError()
@@ -136,17 +127,17 @@ cdef object _make_dlpack_capsule(Buffer b, object stream, object max_version, ob
         mv.version.major = 1
         mv.version.minor = 0
         mv.flags = 0
-        _fill_tensor(&mv.dl_tensor, b, shape, dev_type, dev_id)
-        Py_INCREF(b)
-        mv.manager_ctx = <void*>b
+        _fill_tensor(&mv.dl_tensor, ptr, size, shape, dev_type, dev_id)
+        Py_INCREF(owner)
+        mv.manager_ctx = <void*>owner
         mv.deleter = _deleter_versioned
         return PyCapsule_New(mv, b"dltensor_versioned", _capsule_destructor_versioned)
     m = <CudaCoreDLManagedTensor*>malloc(sizeof(CudaCoreDLManagedTensor))
     if m == NULL:
         free(shape)
         raise MemoryError()
-    _fill_tensor(&m.dl_tensor, b, shape, dev_type, dev_id)
-    Py_INCREF(b)
-    m.manager_ctx = <void*>b
+    _fill_tensor(&m.dl_tensor, ptr, size, shape, dev_type, dev_id)
+    Py_INCREF(owner)
+    m.manager_ctx = <void*>owner
     m.deleter = _deleter_unversioned
     return PyCapsule_New(m, b"dltensor", _capsule_destructor_unversioned)

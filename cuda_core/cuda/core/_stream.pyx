@@ -1,5 +1,21 @@
-# Stream, StreamOptions, the default streams.
+# cython: language_level=3
+# distutils: language = c++
+"""Stream, StreamOptions, the default streams (upstream module path ``cuda.core._stream``)."""
+import os
 from dataclasses import dataclass
+
+from libc.stdint cimport uintptr_t
+
+from cuda.core._event cimport Event
+from cuda.core._resource_handles cimport (
+    CU_STREAM_NON_BLOCKING, CUDA_ERROR_NOT_READY, ContextHandle, CUresult, CUstream, address_arg,
+    borrow_stream_handle, check, create_stream_handle, driver, not_instantiable, primary_context,
+    raise_last_error, require_driver,
+)
+
+from cuda.core._event import EventOptions
+
+__all__ = ["LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM", "Stream", "StreamOptions"]
 
 
 @dataclass
@@ -11,17 +27,12 @@ class StreamOptions:
 
 cdef class Stream:
     """A CUDA stream. Create with Device.create_stream or Stream.from_handle."""
-    cdef StreamHandle _h
-    cdef int _device_id      # -1: the current context's device (default streams, foreign streams)
-    cdef bint _builtin       # a default stream: close() is a no-op
-    cdef object _owner       # the foreign object a viewed stream came from
-    cdef object __weakref__
 
     def __init__(self, *args, **kwargs):
-        raise RuntimeError(_not_instantiable("Stream", "Device.create_stream or Stream.from_handle"))
+        raise RuntimeError(not_instantiable("Stream", "Device.create_stream or Stream.from_handle"))
 
     @staticmethod
-    cdef Stream _builtin_stream(uintptr_t raw):
+    cdef Stream _builtin_stream(size_t raw):
         cdef Stream s = Stream.__new__(Stream)
         cdef ContextHandle none
         s._h = borrow_stream_handle(<CUstream>raw, none)
@@ -30,7 +41,7 @@ cdef class Stream:
         return s
 
     @staticmethod
-    def _create(int device_id, options=None):
+    cdef Stream _create(int device_id, object options):
         cdef Stream s
         cdef ContextHandle ctx
         cdef unsigned int flags
@@ -62,7 +73,7 @@ cdef class Stream:
         """A Stream viewing an existing CUstream (int); it is never destroyed by us."""
         cdef Stream s = Stream.__new__(Stream)
         cdef ContextHandle none
-        raw = _address_arg(handle, "handle")
+        raw = address_arg(handle, "handle")
         s._h = borrow_stream_handle(<CUstream><uintptr_t>raw, none)
         s._device_id = -1
         s._builtin = raw in (0, 1, 2)
@@ -117,6 +128,8 @@ cdef class Stream:
 
     @property
     def device(self):
+        from cuda.core._device import Device   # _device cimports this module
+
         self._check_open()
         if self._device_id >= 0:
             return Device(self._device_id)
@@ -150,7 +163,7 @@ cdef class Stream:
         """Record `event` (or a new Event made with `options`) on this stream; returns it."""
         cdef CUstream raw = self._raw()
         if event is None:
-            event = self.device.create_event(options)
+            event = Event._create(self._device_id if self._device_id >= 0 else self.device.device_id, options)
         elif not isinstance(event, Event):
             raise TypeError(f"event must be an Event, not {type(event).__name__}")
         check(driver().cuEventRecord_((<Event>event)._raw(), raw))
@@ -196,18 +209,27 @@ cdef class Stream:
         return f"<Stream handle={<uintptr_t>self._h.get().stream:#x}>"
 
 
-cdef Stream as_stream(object obj):
-    """The Stream a `stream=` argument names; None or a wrong type is a TypeError."""
-    if isinstance(obj, Stream):
-        (<Stream>obj)._check_open()
-        return <Stream>obj
-    if obj is None:
+cpdef Stream Stream_accept(arg, bint allow_stream_protocol=False):
+    """The Stream that `arg` names: a Stream (open), or with `allow_stream_protocol`
+    an object with ``__cuda_stream__``. None or any other type is a TypeError."""
+    if isinstance(arg, Stream):
+        (<Stream>arg)._check_open()
+        return <Stream>arg
+    if arg is None:
         raise TypeError("stream must be a Stream (or an object with __cuda_stream__), not None; "
                         "pass stream=device.default_stream to use the default stream")
-    if hasattr(obj, "__cuda_stream__"):
-        return Stream._from_foreign(obj)
-    raise TypeError(f"stream must be a Stream (or an object with __cuda_stream__), not {type(obj).__name__}")
+    if allow_stream_protocol and hasattr(arg, "__cuda_stream__"):
+        return Stream._from_foreign(arg)
+    raise TypeError(f"stream must be a Stream (or an object with __cuda_stream__), not {type(arg).__name__}")
 
 
 LEGACY_DEFAULT_STREAM = Stream._builtin_stream(1)
 PER_THREAD_DEFAULT_STREAM = Stream._builtin_stream(2)
+
+
+cpdef Stream default_stream():
+    """The default stream: the per-thread one when CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=1,
+    else the legacy one."""
+    if os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "0") == "1":
+        return PER_THREAD_DEFAULT_STREAM
+    return LEGACY_DEFAULT_STREAM

@@ -1,71 +1,37 @@
-# Device, Context, DeviceProperties, system.
+# cython: language_level=3
+# distutils: language = c++
+"""Device, DeviceProperties, system (upstream module path ``cuda.core._device``).
+
+``_tls.devices`` is the calling thread's list of Device singletons, one per
+ordinal (test suites reset it with ``del _tls.devices``)."""
+from libc.stdint cimport uintptr_t
+
+from cuda.core._context cimport Context
+from cuda.core._event cimport Event
+from cuda.core._resource_handles cimport (
+    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
+    CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED,
+    CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID,
+    CU_DEVICE_ATTRIBUTE_INTEGRATED, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+    CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES,
+    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
+    CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+    ContextHandle, CUcontext, CUdevice, CUresult, CUuuid, check, cu_device, current_device_ordinal,
+    device_attribute, device_count, driver, not_instantiable, primary_context, primary_context_of,
+    require_driver,
+)
+from cuda.core._stream cimport Stream, default_stream
+
 import operator
-import os
 import threading
-from collections import namedtuple
 
-ComputeCapability = namedtuple("ComputeCapability", ("major", "minor"))
+from cuda.core._utils.cuda_utils import ComputeCapability
 
-cdef object _device_tls = threading.local()
+__all__ = ["Device"]
 
-
-cdef class _ContextRef:
-    """Keeps a ContextHandle alive for Python-level objects."""
-    cdef ContextHandle h
-
-
-cdef list _primary_contexts = []
-
-
-cdef ContextHandle primary_context(int ordinal) except *:
-    """The process's retained primary context of device `ordinal` (retained once)."""
-    cdef _ContextRef ref
-    while len(_primary_contexts) <= ordinal:
-        _primary_contexts.append(None)
-    ref = _primary_contexts[ordinal]
-    if ref is None:
-        ref = _ContextRef.__new__(_ContextRef)
-        ref.h = create_primary_context_handle(ordinal)
-        if not ref.h:
-            raise_last_error()
-        if _primary_contexts[ordinal] is None:
-            _primary_contexts[ordinal] = ref
-        else:
-            ref = _primary_contexts[ordinal]
-    return ref.h
-
-
-cdef int device_count() except -1:
-    cdef int n = 0
-    require_driver()
-    check(driver().cuDeviceGetCount_(&n))
-    return n
-
-
-cdef CUdevice cu_device(int ordinal) except? -1:
-    cdef CUdevice dev = 0
-    require_driver()
-    check(driver().cuDeviceGet_(&dev, ordinal))
-    return dev
-
-
-cdef int device_attribute(int ordinal, int attribute) except? -1:
-    cdef int value = 0
-    cdef CUdevice dev = cu_device(ordinal)
-    check(driver().cuDeviceGetAttribute_(&value, <CUdevice_attribute>attribute, dev))
-    return value
-
-
-cdef int current_device_ordinal() except? -2:
-    """Ordinal of the current context's device, or -1 without a current context."""
-    cdef CUcontext ctx = NULL
-    cdef CUdevice dev = 0
-    require_driver()
-    check(driver().cuCtxGetCurrent_(&ctx))
-    if ctx == NULL:
-        return -1
-    check(driver().cuCtxGetDevice_(&dev))
-    return <int>dev
+# Per-thread Device singletons: _tls.devices is a list indexed by ordinal.
+_tls = threading.local()
+_tls_lock = threading.Lock()
 
 
 class DeviceProperties:
@@ -74,7 +40,7 @@ class DeviceProperties:
     __slots__ = ("_id",)
 
     def __init__(self, *args, **kwargs):
-        raise RuntimeError(_not_instantiable("DeviceProperties", "Device.properties"))
+        raise RuntimeError(not_instantiable("DeviceProperties", "Device.properties"))
 
     @classmethod
     def _init(cls, int ordinal):
@@ -150,42 +116,11 @@ class DeviceProperties:
         return self._get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
 
 
-cdef class Context:
-    """A CUDA context (the device's primary context)."""
-    cdef ContextHandle _h
-
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError(_not_instantiable("Context", "Device"))
-
-    @staticmethod
-    cdef Context _wrap(ContextHandle h):
-        cdef Context ctx = Context.__new__(Context)
-        ctx._h = h
-        return ctx
-
-    @property
-    def handle(self):
-        return <uintptr_t>self._h.get().context
-
-    @property
-    def device(self):
-        return Device(self._h.get().device_ordinal)
-
-    def __eq__(self, other):
-        return isinstance(other, Context) and self.handle == other.handle
-
-    def __hash__(self):
-        return hash(self.handle)
-
-    def __repr__(self):
-        return f"<Context handle={self.handle:#x} device={self._h.get().device_ordinal}>"
-
-
 class Device:
     """A CUDA device. ``Device(i)`` is a thread-local singleton per ordinal;
     constructing one creates no context (``set_current`` does)."""
 
-    __slots__ = ("_id", "_mr", "__weakref__")
+    __slots__ = ("_id", "_memory_resource", "__weakref__")
 
     def __new__(cls, device_id=None):
         if isinstance(device_id, Device):
@@ -199,19 +134,19 @@ class Device:
                 device_id = operator.index(device_id)
             except TypeError:
                 raise TypeError(f"device_id must be an int or a Device, not {type(device_id).__name__}") from None
-        n = device_count()
-        if not 0 <= device_id < n:
-            raise ValueError(f"device_id must be within [0, {n}), got {device_id}")
-        cache = getattr(_device_tls, "devices", None)
-        if cache is None:
-            cache = _device_tls.devices = {}
-        dev = cache.get(device_id)
-        if dev is None:
-            dev = object.__new__(cls)
-            dev._id = device_id
-            dev._mr = None
-            cache[device_id] = dev
-        return dev
+        devices = getattr(_tls, "devices", None)
+        if devices is None:
+            n = device_count()
+            devices = []
+            for ordinal in range(n):
+                dev = object.__new__(cls)
+                dev._id = ordinal
+                dev._memory_resource = None
+                devices.append(dev)
+            _tls.devices = devices
+        if not 0 <= device_id < len(devices):
+            raise ValueError(f"device_id must be within [0, {len(devices)}), got {device_id}")
+        return devices[device_id]
 
     @staticmethod
     def get_all_devices():
@@ -279,30 +214,31 @@ class Device:
             check(driver().cuCtxSetCurrent_(raw))
             if prev == NULL:
                 return None
-            for i, ref in enumerate(_primary_contexts):
-                if ref is not None and (<_ContextRef>ref).h.get().context == prev:
-                    return Context._wrap((<_ContextRef>ref).h)
-            return None
+            h = primary_context_of(prev)
+            return Context._wrap(h) if h else None
         h = primary_context(self._id)
         check(driver().cuCtxSetCurrent_(h.get().context))
 
     @property
     def memory_resource(self):
-        if self._mr is None:
-            self._mr = DeviceMemoryResource(self._id)
-        return self._mr
+        if self._memory_resource is None:
+            # Imported here: the memory modules import this one.
+            from cuda.core._memory._device_memory_resource import DeviceMemoryResource
+
+            self._memory_resource = DeviceMemoryResource(self._id)
+        return self._memory_resource
 
     @memory_resource.setter
     def memory_resource(self, mr):
+        from cuda.core._memory._buffer import MemoryResource
+
         if not isinstance(mr, MemoryResource):
             raise TypeError(f"memory_resource must be a MemoryResource, not {type(mr).__name__}")
-        self._mr = mr
+        self._memory_resource = mr
 
     @property
     def default_stream(self):
-        if os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "0") == "1":
-            return PER_THREAD_DEFAULT_STREAM
-        return LEGACY_DEFAULT_STREAM
+        return default_stream()
 
     def create_stream(self, obj=None, options=None):
         """A new stream on this device, or a Stream viewing `obj` (``__cuda_stream__``)."""
@@ -311,6 +247,7 @@ class Device:
         return Stream._create(self._id, options)
 
     def create_event(self, options=None):
+        """A new Event on this device (EventOptions or a dict)."""
         return Event._create(self._id, options)
 
     def allocate(self, size, *, stream):

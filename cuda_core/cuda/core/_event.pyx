@@ -1,5 +1,18 @@
-# Event, EventOptions, IPCEventDescriptor.
-import multiprocessing.reduction as _mp_reduction
+# cython: language_level=3
+# distutils: language = c++
+"""Event, EventOptions, IPCEventDescriptor (upstream module path ``cuda.core._event``)."""
+from dataclasses import dataclass
+
+from libc.stdint cimport uintptr_t
+from libc.string cimport memcpy
+
+from cuda.core._resource_handles cimport (
+    CU_EVENT_BLOCKING_SYNC, CU_EVENT_DISABLE_TIMING, CU_EVENT_INTERPROCESS, CUDA_ERROR_NOT_READY,
+    CUevent, CUipcEventHandle, CUresult, check, current_device_ordinal, driver, event_export_ipc,
+    event_import_ipc, create_event_handle, not_instantiable, primary_context, raise_last_error,
+)
+
+__all__ = ["Event", "EventOptions"]
 
 
 @dataclass
@@ -12,14 +25,11 @@ class EventOptions:
 
 cdef class IPCEventDescriptor:
     """The 64-byte IPC handle of an event, picklable; open it with Event.from_ipc_descriptor."""
-    cdef bytes _reserved
-    cdef bint _busy_waited
-
     def __init__(self, *args, **kwargs):
-        raise RuntimeError(_not_instantiable("IPCEventDescriptor", "Event.ipc_descriptor"))
+        raise RuntimeError(not_instantiable("IPCEventDescriptor", "Event.ipc_descriptor"))
 
-    @staticmethod
-    def _init(reserved, busy_waited=False):
+    @classmethod
+    def _init(cls, reserved, busy_waited=False):
         cdef IPCEventDescriptor d = IPCEventDescriptor.__new__(IPCEventDescriptor)
         if not isinstance(reserved, (bytes, bytearray, memoryview)):
             raise TypeError(f"IPC event descriptor payload must be bytes, not {type(reserved).__name__}")
@@ -45,16 +55,11 @@ cdef class IPCEventDescriptor:
 
 cdef class Event:
     """A CUDA event. Create with Device.create_event or Stream.record."""
-    cdef EventHandle _h
-    cdef int _device_id
-    cdef object _ipc_desc
-    cdef object __weakref__
-
     def __init__(self, *args, **kwargs):
-        raise RuntimeError(_not_instantiable("Event", "Stream.record or Device.create_event"))
+        raise RuntimeError(not_instantiable("Event", "Stream.record or Device.create_event"))
 
     @staticmethod
-    def _create(int device_id, options=None):
+    cdef Event _create(int device_id, object options):
         cdef Event e
         cdef unsigned int flags = 0
         if options is None:
@@ -78,8 +83,8 @@ cdef class Event:
         e._device_id = device_id
         return e
 
-    @staticmethod
-    def from_ipc_descriptor(ipc_descriptor):
+    @classmethod
+    def from_ipc_descriptor(cls, ipc_descriptor):
         """Open an event exported by another process (see Event.ipc_descriptor)."""
         cdef Event e
         cdef CUipcEventHandle handle
@@ -87,12 +92,14 @@ cdef class Event:
             raise TypeError(f"Argument 'ipc_descriptor' has incorrect type (expected IPCEventDescriptor, "
                             f"got {type(ipc_descriptor).__name__})")
         memcpy(handle.reserved, <char*>(<IPCEventDescriptor>ipc_descriptor)._reserved, 64)
-        dev = Device()
+        cdef int ordinal = current_device_ordinal()
+        if ordinal < 0:
+            ordinal = 0   # Device(): the current device, else device 0
         e = Event.__new__(Event)
-        e._h = event_import_ipc(primary_context(dev.device_id), handle)
+        e._h = event_import_ipc(primary_context(ordinal), handle)
         if not e._h:
             raise_last_error()
-        e._device_id = dev.device_id
+        e._device_id = ordinal
         e._ipc_desc = ipc_descriptor
         return e
 
@@ -107,6 +114,8 @@ cdef class Event:
 
     @property
     def device(self):
+        from cuda.core._device import Device   # _device cimports this module
+
         self._raw()
         return Device(self._device_id)
 

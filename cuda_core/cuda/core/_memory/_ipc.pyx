@@ -1,7 +1,30 @@
-# IPC: buffer descriptors, allocation handles (fds), the resource registry,
-# imports, and pickling through multiprocessing (fds travel by SCM_RIGHTS).
-import os as _os
-import weakref as _weakref
+# cython: language_level=3
+# distutils: language = c++
+"""IPC: buffer descriptors, allocation handles (fds), the per-process registry of
+memory resources by uuid, buffer import/export, and pickling through
+multiprocessing (fds travel by SCM_RIGHTS). Upstream module path
+``cuda.core._memory._ipc``. Buffer imports call the C++ core's
+deviceptr_import_ipc (here, and only here), which releases the GIL through a
+scoped guard declared before it takes the IPC cache lock."""
+import multiprocessing.reduction
+import os
+import threading
+import uuid as uuid_module
+import weakref
+
+from libc.stdint cimport uint64_t
+from libc.string cimport memcpy
+
+from cuda.core._memory._buffer cimport Buffer
+from cuda.core._memory._memory_pool cimport _MemPool, MP_grant_every_device_access
+from cuda.core._resource_handles cimport (
+    DevicePtrHandle, IpcExportBytes, MemoryPoolHandle, StreamHandle, check, deviceptr_export_ipc,
+    deviceptr_import_ipc, deviceptr_size, ipc_export_checksum, ipc_size_checksum, memory_pool_export_fd,
+    memory_pool_import_ipc, not_instantiable, primary_context, raise_last_error, size_arg,
+)
+from cuda.core._stream cimport Stream, as_stream
+
+__all__ = ["IPCAllocationHandle", "IPCBufferDescriptor"]
 
 
 def _descriptor_checksums(payload, size):
@@ -19,16 +42,11 @@ cdef class IPCBufferDescriptor:
     the buffer's size, and the exporter's checksums of the bytes and of the size.
     An import refuses bytes that do not match (corrupted export bytes crash the
     driver); a size that does not match is checked against the mapping. Picklable."""
-    cdef bytes _payload
-    cdef size_t _size
-    cdef object _checksum        # int, or None when built without one (refused at import)
-    cdef object _size_checksum   # int or None
-
     def __init__(self, *args, **kwargs):
-        raise RuntimeError(_not_instantiable("IPCBufferDescriptor", "Buffer.ipc_descriptor"))
+        raise RuntimeError(not_instantiable("IPCBufferDescriptor", "Buffer.ipc_descriptor"))
 
-    @staticmethod
-    def _init(payload, size, checksum=None, size_checksum=None):
+    @classmethod
+    def _init(cls, payload, size, checksum=None, size_checksum=None):
         cdef IPCBufferDescriptor d = IPCBufferDescriptor.__new__(IPCBufferDescriptor)
         if not isinstance(payload, (bytes, bytearray, memoryview)):
             raise TypeError(f"IPC buffer descriptor payload must be bytes, not {type(payload).__name__}")
@@ -39,7 +57,7 @@ cdef class IPCBufferDescriptor:
             if value is not None and type(value) is not int:
                 raise TypeError(f"IPC buffer descriptor {name} must be an int, not {type(value).__name__}")
         d._payload = payload
-        d._size = _size_arg(size)
+        d._size = size_arg(size)
         d._checksum = checksum
         d._size_checksum = size_checksum
         return d
@@ -94,17 +112,19 @@ cdef class IPCBufferDescriptor:
 cdef class IPCAllocationHandle:
     """An exported memory pool: owns a POSIX file descriptor (closed by close()
     or when collected) and the exporting resource's uuid."""
-    cdef int _fd
-    cdef object _uuid
-
     def __cinit__(self):
         self._fd = -1
 
     def __init__(self, *args, **kwargs):
-        raise RuntimeError(_not_instantiable("IPCAllocationHandle", "MemoryResource.allocation_handle"))
+        raise RuntimeError(not_instantiable("IPCAllocationHandle", "MemoryResource.allocation_handle"))
+
+    @classmethod
+    def _init(cls, int handle, uuid):
+        """Take ownership of the fd `handle`."""
+        return IPCAllocationHandle._from_fd(handle, uuid)
 
     @staticmethod
-    def _from_fd(int fd, uuid=None):
+    cdef IPCAllocationHandle _from_fd(int fd, object uuid):
         """Take ownership of `fd`."""
         cdef IPCAllocationHandle h = IPCAllocationHandle.__new__(IPCAllocationHandle)
         if fd < 0:
@@ -137,7 +157,7 @@ cdef class IPCAllocationHandle:
         """Close the fd. Idempotent."""
         if self._fd >= 0:
             fd, self._fd = self._fd, -1
-            _os.close(fd)
+            os.close(fd)
 
     def __int__(self):
         if self._fd < 0:
@@ -146,7 +166,7 @@ cdef class IPCAllocationHandle:
 
     def __dealloc__(self):
         if self._fd >= 0:
-            _os.close(self._fd)
+            os.close(self._fd)
             self._fd = -1
 
     def __reduce__(self):
@@ -157,7 +177,7 @@ cdef class IPCAllocationHandle:
         return f"<IPCAllocationHandle fd={self._fd} uuid={self._uuid}>"
 
 
-cdef tuple _fd_and_uuid(object alloc_handle):
+cdef tuple fd_and_uuid(object alloc_handle):
     """(fd, uuid) of an IPCAllocationHandle or an int fd; validates without taking ownership."""
     if isinstance(alloc_handle, IPCAllocationHandle):
         return alloc_handle.handle, alloc_handle.uuid
@@ -168,76 +188,145 @@ cdef tuple _fd_and_uuid(object alloc_handle):
     if alloc_handle > 0x7FFFFFFF:
         raise ValueError(f"Invalid allocation handle (fd) {alloc_handle}: not an open file descriptor")
     try:
-        _os.fstat(alloc_handle)
+        os.fstat(alloc_handle)
     except OSError as exc:
         raise ValueError(f"Invalid allocation handle (fd) {alloc_handle}: {exc.strerror}") from None
     return alloc_handle, None
 
 
 # ---------------------------------------------------------------- registry
+# uuid -> resource. Resources imported from another process (mapped) are also
+# held strongly until closed, so Buffers unpickled later in this process find
+# them even when the caller dropped the object from_allocation_handle returned.
 
-cdef object _registry = _weakref.WeakValueDictionary()
+cdef object _registry = weakref.WeakValueDictionary()
+cdef dict _mapped_keepalive = {}
 cdef object _registry_lock = threading.Lock()
 
 
 cdef object _as_uuid(object uuid):
-    if isinstance(uuid, _uuid_mod.UUID):
+    if isinstance(uuid, uuid_module.UUID):
         return uuid
     if isinstance(uuid, str):
         try:
-            return _uuid_mod.UUID(uuid)
+            return uuid_module.UUID(uuid)
         except ValueError:
             raise ValueError(f"invalid uuid {uuid!r}") from None
     raise TypeError(f"uuid must be a uuid.UUID or str, not {type(uuid).__name__}")
 
 
-cdef object _registry_register(object mr, object uuid):
+cdef object MP_register(_MemPool mr, object uuid):
     """Atomic get-or-create: the first (still open) resource registered under
     `uuid` wins and is returned."""
     uuid = _as_uuid(uuid)
     with _registry_lock:
         existing = _registry.get(uuid)
-        if existing is not None and not (<_PoolMemoryResource>existing).is_closed:
+        if existing is not None and not (<_MemPool>existing).is_closed:
             return existing
         _registry[uuid] = mr
-        if (<_PoolMemoryResource>mr)._uuid is None:
-            (<_PoolMemoryResource>mr)._uuid = uuid
+        if mr._mapped:
+            _mapped_keepalive[uuid] = mr
+        if mr._uuid is None:
+            mr._uuid = uuid
         return mr
 
 
-cdef object _registry_get_open(object cls, object uuid):
+cdef object _registry_get_open(type cls, object uuid):
     """The open resource of type `cls` registered under `uuid`, or None."""
     if uuid is None:
         return None
     with _registry_lock:
         mr = _registry.get(uuid)
-    if mr is not None and isinstance(mr, cls) and not (<_PoolMemoryResource>mr).is_closed:
+    if mr is not None and isinstance(mr, cls) and not (<_MemPool>mr).is_closed:
         return mr
     return None
 
 
-cdef int _registry_forget(object mr, object uuid) except -1:
+cdef int MP_forget(_MemPool mr) except -1:
     with _registry_lock:
         for key in [k for k, v in _registry.items() if v is mr]:
             del _registry[key]
+        for key in [k for k, v in _mapped_keepalive.items() if v is mr]:
+            del _mapped_keepalive[key]
     return 0
 
 
-cdef object _registry_lookup(object cls, object uuid):
+cdef object MP_from_registry(type cls, object uuid):
     uuid = _as_uuid(uuid)
     with _registry_lock:
         mr = _registry.get(uuid)
-    if mr is None or (<_PoolMemoryResource>mr).is_closed:
+    if mr is None or (<_MemPool>mr).is_closed:
         raise RuntimeError(f"Memory resource {uuid} was not found")
     if not isinstance(mr, cls):
         raise TypeError(f"Registry contains a {type(mr).__name__} for uuid {uuid}, but {cls.__name__} was requested")
     return mr
 
 
-# ---------------------------------------------------------------- import
+# ---------------------------------------------------------------- pools
 
-cdef object _import_buffer(object mr, object ipc_descriptor, object stream):
-    cdef _PoolMemoryResource pool_mr
+cdef IPCAllocationHandle MP_export_mempool(_MemPool mr):
+    """The resource's IPCAllocationHandle (owning a POSIX fd), exported once."""
+    cdef int fd = -1
+    mr._check_open()
+    if not mr._ipc:
+        raise RuntimeError("Memory resource is not IPC-enabled")
+    if mr._alloc_handle is None or mr._alloc_handle.is_closed:
+        check(memory_pool_export_fd(mr._pool, &fd))
+        mr._alloc_handle = IPCAllocationHandle._from_fd(fd, mr.uuid)
+    return mr._alloc_handle
+
+
+cdef object MP_from_allocation_handle(type cls, int ordinal, object alloc_handle, bint grant_every_device):
+    """Map a pool exported by another process (an IPCAllocationHandle or an int fd,
+    which stays the caller's) into a new resource of type `cls` on device
+    `ordinal`'s primary context, registered under the handle's uuid. One resource
+    per uuid: an open one already here is returned instead."""
+    cdef _MemPool mr
+    fd, uuid = fd_and_uuid(alloc_handle)
+    hit = _registry_get_open(cls, uuid)
+    if hit is not None:
+        return hit
+    mr = cls.__new__(cls)
+    mr._dev_id = ordinal if not grant_every_device else -1
+    mr._pool = memory_pool_import_ipc(primary_context(ordinal), fd)
+    if not mr._pool:
+        raise_last_error()
+    if grant_every_device:
+        MP_grant_every_device_access(mr._pool)   # access is per process: grant it here too
+    mr._owned = True
+    mr._ipc = True
+    mr._mapped = True
+    mr._uuid = uuid
+    if uuid is None:
+        return mr
+    winner = MP_register(mr, uuid)
+    if winner is not mr:   # another thread registered the same uuid first
+        mr._uuid = None
+        mr.close()
+    return winner
+
+
+# ---------------------------------------------------------------- buffers
+
+cdef IPCBufferDescriptor Buffer_get_ipc_descriptor(Buffer b):
+    cdef IpcExportBytes data
+    if not isinstance(b._mr, _MemPool) or not (<_MemPool>b._mr)._ipc:
+        raise RuntimeError("Memory resource is not IPC-enabled")
+    check(deviceptr_export_ipc(b._h, &data))
+    return IPCBufferDescriptor._export(data, b._size)
+
+
+cdef tuple Buffer_reduce_args(Buffer b):
+    mr = b._mr
+    if not isinstance(mr, _MemPool) or not (<_MemPool>mr)._ipc_capable:
+        raise TypeError("only buffers of an IPC-enabled DeviceMemoryResource or PinnedMemoryResource can be pickled")
+    return (mr, b.ipc_descriptor)
+
+
+cdef Buffer Buffer_from_ipc_descriptor(object mr, object ipc_descriptor, object stream):
+    """Map an allocation another process exported (its descriptor) through `mr`,
+    that process's pool imported here."""
+    cdef _MemPool pool_mr
     cdef IPCBufferDescriptor desc
     cdef IpcExportBytes data
     cdef DevicePtrHandle h
@@ -245,14 +334,14 @@ cdef object _import_buffer(object mr, object ipc_descriptor, object stream):
     cdef size_t mapped
     cdef MemoryPoolHandle pool
     cdef StreamHandle sh
-    if not isinstance(mr, (DeviceMemoryResource, PinnedMemoryResource)):
+    if not isinstance(mr, _MemPool) or not (<_MemPool>mr)._ipc_capable:
         raise TypeError(f"IPC buffers must be imported with a DeviceMemoryResource or PinnedMemoryResource, "
                         f"not {type(mr).__name__}")
     if not isinstance(ipc_descriptor, IPCBufferDescriptor):
         raise TypeError(f"Argument 'ipc_descriptor' has incorrect type (expected IPCBufferDescriptor, "
                         f"got {type(ipc_descriptor).__name__})")
     s = as_stream(stream)
-    pool_mr = <_PoolMemoryResource>mr
+    pool_mr = <_MemPool>mr
     pool_mr._check_open()
     if not pool_mr._ipc:
         raise RuntimeError("Memory resource is not IPC-enabled")
@@ -280,57 +369,16 @@ cdef object _import_buffer(object mr, object ipc_descriptor, object stream):
     return b
 
 
-def _reconstruct_buffer(uuid, ipc_descriptor):
-    """Unpickle a Buffer: find its resource in this process's registry and import."""
-    mr = _registry_lookup(_PoolMemoryResource, uuid)
-    dev = Device(mr.device_id) if mr.device_id >= 0 else Device()
-    return Buffer.from_ipc_descriptor(mr, ipc_descriptor, stream=dev.default_stream)
-
-
 # ---------------------------------------------------------------- multiprocessing
 
-def _rebuild_allocation_handle(dup_fd, uuid):
-    return IPCAllocationHandle._from_fd(dup_fd.detach(), uuid)
+def _reduce_allocation_handle(alloc_handle):
+    """multiprocessing sends the fd itself (SCM_RIGHTS), duplicated."""
+    df = multiprocessing.reduction.DupFd((<IPCAllocationHandle?>alloc_handle).handle)
+    return _reconstruct_allocation_handle, (type(alloc_handle), df, alloc_handle.uuid)
 
 
-def _reduce_allocation_handle(IPCAllocationHandle h):
-    return _rebuild_allocation_handle, (_mp_reduction.DupFd(h.handle), h.uuid)
+def _reconstruct_allocation_handle(cls, df, uuid):
+    return cls._init(df.detach(), uuid)
 
 
-cdef int _ordinal_of_device_uuid(str device_uuid, int sender_ordinal) except -1:
-    """The local ordinal of the GPU whose UUID is `device_uuid`: processes may see
-    the GPUs in different orders (CUDA_VISIBLE_DEVICES), so ordinals do not travel."""
-    for ordinal in range(device_count()):
-        if Device(ordinal).uuid == device_uuid:
-            return ordinal
-    raise RuntimeError(f"the memory resource's device (GPU {device_uuid}, device {sender_ordinal} in the "
-                       f"sending process) is not visible in this process")
-
-
-def _rebuild_device_memory_resource(device_id, alloc_handle, device_uuid=None):
-    try:
-        if device_uuid is not None:
-            device_id = _ordinal_of_device_uuid(device_uuid, device_id)
-        return DeviceMemoryResource.from_allocation_handle(device_id, alloc_handle)
-    finally:
-        alloc_handle.close()  # the pool is imported; the received fd is ours to close
-
-
-def _rebuild_pinned_memory_resource(alloc_handle):
-    try:
-        return PinnedMemoryResource.from_allocation_handle(alloc_handle)
-    finally:
-        alloc_handle.close()
-
-
-def _reduce_device_memory_resource(mr):
-    return _rebuild_device_memory_resource, (mr.device_id, mr.allocation_handle, Device(mr.device_id).uuid)
-
-
-def _reduce_pinned_memory_resource(mr):
-    return _rebuild_pinned_memory_resource, (mr.allocation_handle,)
-
-
-_mp_reduction.register(IPCAllocationHandle, _reduce_allocation_handle)
-_mp_reduction.register(DeviceMemoryResource, _reduce_device_memory_resource)
-_mp_reduction.register(PinnedMemoryResource, _reduce_pinned_memory_resource)
+multiprocessing.reduction.register(IPCAllocationHandle, _reduce_allocation_handle)

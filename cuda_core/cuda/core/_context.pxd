@@ -1,0 +1,8 @@
+from cuda.core._resource_handles cimport ContextHandle
+
+
+cdef class Context:
+    cdef ContextHandle _h
+
+    @staticmethod
+    cdef Context _wrap(ContextHandle h)

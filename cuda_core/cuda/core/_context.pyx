@@ -1,0 +1,40 @@
+# cython: language_level=3
+# distutils: language = c++
+"""Context: a device's primary context (upstream module path ``cuda.core._context``)."""
+from libc.stdint cimport uintptr_t
+
+from cuda.core._resource_handles cimport ContextHandle, not_instantiable
+
+__all__ = ["Context"]
+
+
+cdef class Context:
+    """A CUDA context (the device's primary context)."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(not_instantiable("Context", "Device"))
+
+    @staticmethod
+    cdef Context _wrap(ContextHandle h):
+        cdef Context ctx = Context.__new__(Context)
+        ctx._h = h
+        return ctx
+
+    @property
+    def handle(self):
+        return <uintptr_t>self._h.get().context
+
+    @property
+    def device(self):
+        from cuda.core._device import Device   # _device cimports this module
+
+        return Device(self._h.get().device_ordinal)
+
+    def __eq__(self, other):
+        return isinstance(other, Context) and self.handle == other.handle
+
+    def __hash__(self):
+        return hash(self.handle)
+
+    def __repr__(self):
+        return f"<Context handle={self.handle:#x} device={self._h.get().device_ordinal}>"

@@ -1,2 +1,0 @@
-"""Upstream module path: ``cuda.core._device``."""
-from cuda.core._core import ComputeCapability, Device, DeviceProperties  # noqa: F401

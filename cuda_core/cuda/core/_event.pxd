@@ -1,0 +1,17 @@
+from cuda.core._resource_handles cimport CUevent, EventHandle
+
+
+cdef class IPCEventDescriptor:
+    cdef bytes _reserved
+    cdef bint _busy_waited
+
+
+cdef class Event:
+    cdef EventHandle _h
+    cdef int _device_id
+    cdef object _ipc_desc
+    cdef object __weakref__
+
+    @staticmethod
+    cdef Event _create(int device_id, object options)
+    cdef CUevent _raw(self) except? NULL

@@ -1,2 +1,0 @@
-"""Upstream module path: ``cuda.core._ipc``."""
-from cuda.core._core import IPCAllocationHandle, IPCBufferDescriptor, IPCEventDescriptor  # noqa: F401

@@ -1,0 +1,16 @@
+"""Memory resources and buffers (upstream package path ``cuda.core._memory``)."""
+from cuda.core._memory._buffer import *  # noqa: F403
+from cuda.core._memory._buffer import __all__ as _buffer_all
+from cuda.core._memory._device_memory_resource import *  # noqa: F403
+from cuda.core._memory._device_memory_resource import __all__ as _device_memory_resource_all
+from cuda.core._memory._ipc import *  # noqa: F403
+from cuda.core._memory._ipc import __all__ as _ipc_all
+from cuda.core._memory._pinned_memory_resource import *  # noqa: F403
+from cuda.core._memory._pinned_memory_resource import __all__ as _pinned_memory_resource_all
+
+__all__ = [
+    *_buffer_all,
+    *_device_memory_resource_all,
+    *_ipc_all,
+    *_pinned_memory_resource_all,
+]

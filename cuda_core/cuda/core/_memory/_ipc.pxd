@@ -1,0 +1,35 @@
+from cuda.core._memory._buffer cimport Buffer
+from cuda.core._memory._memory_pool cimport _MemPool
+from cuda.core._resource_handles cimport IpcExportBytes
+
+
+cdef class IPCBufferDescriptor:
+    cdef bytes _payload
+    cdef size_t _size
+    cdef object _checksum        # int, or None when built without one (refused at import)
+    cdef object _size_checksum   # int or None
+
+    @staticmethod
+    cdef IPCBufferDescriptor _export(const IpcExportBytes& data, size_t size)
+    cdef bint _verify(self, const IpcExportBytes& data) except -1
+
+
+cdef class IPCAllocationHandle:
+    cdef int _fd
+    cdef object _uuid
+
+    @staticmethod
+    cdef IPCAllocationHandle _from_fd(int fd, object uuid)
+
+
+# Buffer IPC: export, import (the one call of deviceptr_import_ipc), pickling.
+cdef IPCBufferDescriptor Buffer_get_ipc_descriptor(Buffer b)
+cdef Buffer Buffer_from_ipc_descriptor(object mr, object ipc_descriptor, object stream)
+cdef tuple Buffer_reduce_args(Buffer b)
+
+# Pool IPC and the per-process registry of resources by uuid.
+cdef IPCAllocationHandle MP_export_mempool(_MemPool mr)
+cdef object MP_from_allocation_handle(type cls, int ordinal, object alloc_handle, bint grant_every_device)
+cdef object MP_register(_MemPool mr, object uuid)
+cdef object MP_from_registry(type cls, object uuid)
+cdef int MP_forget(_MemPool mr) except -1

@@ -1,0 +1,247 @@
+# cython: language_level=3
+# distutils: language = c++
+"""_MemPool: what the pool-backed memory resources share, written once
+(upstream module path ``cuda.core._memory._memory_pool``)."""
+import uuid as uuid_module
+
+from libc.stdint cimport uintptr_t
+from libc.string cimport memset
+
+from cuda.core._memory._buffer cimport Buffer, MemoryResource
+from cuda.core._memory._ipc cimport MP_export_mempool, MP_forget, MP_from_registry, MP_register
+from cuda.core._resource_handles cimport (
+    CU_MEM_ACCESS_FLAGS_PROT_NONE, CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_HANDLE_TYPE_NONE,
+    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, CU_MEM_LOCATION_TYPE_DEVICE,
+    CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
+    CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC,
+    CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, CU_MEMPOOL_ATTR_USED_MEM_CURRENT,
+    CU_MEMPOOL_ATTR_USED_MEM_HIGH, CUdeviceptr, CUmemAccess_flags, CUmemAccessDesc, CUmemAllocationHandleType,
+    CUmemAllocationType, CUmemLocationType, CUmemPool_attribute, CUmemPoolProps, cuuint64_t,
+    DevicePtrHandle, MemoryPoolHandle, StreamHandle, address_arg, check, create_deviceptr_handle,
+    create_memory_pool_handle, device_count, driver, memory_pool_has_free_reserve, not_instantiable,
+    primary_context, raise_last_error, size_arg,
+)
+from cuda.core._stream cimport Stream, as_stream, default_stream
+
+__all__ = []
+
+# Allocations at least this large that grow the pool release the GIL.
+cdef size_t _RELEASE_GIL_FROM_BYTES = 1 << 20
+
+
+cdef class _MemPool(MemoryResource):
+    """What the pool-backed resources share: allocation, the pool's attributes,
+    IPC export, the registry, close."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(not_instantiable("_MemPool", "DeviceMemoryResource, PinnedMemoryResource or "
+                                            "ManagedMemoryResource"))
+
+    cdef int _check_open(self) except -1:
+        if not self._pool:
+            raise RuntimeError(f"{type(self).__name__} has been closed")
+        return 0
+
+    @property
+    def handle(self):
+        self._check_open()
+        return <uintptr_t>self._pool.get().pool
+
+    @property
+    def is_handle_owned(self):
+        return bool(self._owned)
+
+    @property
+    def is_ipc_enabled(self):
+        return bool(self._ipc)
+
+    @property
+    def is_mapped(self):
+        return bool(self._mapped)
+
+    @property
+    def uuid(self):
+        """The identity other processes resolve this resource by (set at export or import)."""
+        if self._uuid is None and self._ipc:
+            self._uuid = uuid_module.uuid4()
+        return self._uuid
+
+    def allocate(self, size, *, stream):
+        """Allocate `size` bytes, ordered on `stream`."""
+        cdef Stream s = as_stream(stream)
+        cdef DevicePtrHandle h
+        cdef MemoryPoolHandle pool
+        cdef StreamHandle sh
+        cdef size_t n
+        self._check_open()
+        if self._mapped:
+            raise TypeError("Cannot allocate from a mapped IPC-enabled memory resource")
+        n = size_arg(size)
+        if n == 0:
+            return Buffer._wrap(h, 0, self)
+        if n < _RELEASE_GIL_FROM_BYTES or memory_pool_has_free_reserve(self._pool, n):
+            # Served from the pool's reserve: a GIL round trip would cost more
+            # than the call. (The GIL is held throughout: no other thread can
+            # reset the members, so they are passed by reference.)
+            h = create_deviceptr_handle(self._pool, n, s._h)
+        else:
+            # A large request that grows the pool (slow): let other threads run.
+            # Local copies: another thread may close() the resource or the
+            # stream (resetting the members) while this one runs without the GIL.
+            pool = self._pool
+            sh = s._h
+            with nogil:
+                h = create_deviceptr_handle(pool, n, sh)
+        if not h:
+            raise_last_error()
+        return Buffer._wrap(h, n, self)
+
+    def deallocate(self, ptr, size, *, stream=None):
+        """Free `ptr` (from this resource) ordered on `stream` (default: the legacy default stream)."""
+        cdef Stream s = default_stream() if stream is None else as_stream(stream)
+        raw = address_arg(ptr, "ptr")
+        size_arg(size)
+        self._check_open()
+        check(driver().cuMemFreeAsync_(<CUdeviceptr><uintptr_t>raw, s._raw()))
+
+    @property
+    def attributes(self):
+        self._check_open()
+        return _MemPoolAttributes._init(self)
+
+    @property
+    def allocation_handle(self):
+        """An IPCAllocationHandle (owning a POSIX fd) for this pool; owned by the resource."""
+        return MP_export_mempool(self)
+
+    def get_allocation_handle(self):
+        return self.allocation_handle
+
+    def register(self, uuid):
+        """Register under `uuid` (get-or-create: returns the resource registered first)."""
+        self._check_open()
+        return MP_register(self, uuid)
+
+    @classmethod
+    def from_registry(cls, uuid):
+        """The open resource of this type registered under `uuid` in this process."""
+        return MP_from_registry(cls, uuid)
+
+    def close(self):
+        """Drop the pool (destroyed once its last allocation is freed, if owned). Idempotent.
+        A registered resource leaves the registry."""
+        if self._pool:
+            MP_forget(self)
+        self._pool.reset()
+        if self._alloc_handle is not None:
+            self._alloc_handle.close()
+            self._alloc_handle = None
+
+    @property
+    def is_closed(self):
+        return not self._pool
+
+    def __reduce__(self):
+        # Plain pickling sends a reference, resolved through the receiver's registry;
+        # multiprocessing sends the pool's fd instead (_deep_reduce_* in each resource's module).
+        if self.uuid is None:
+            raise TypeError(f"only IPC-enabled {type(self).__name__}s can be pickled")
+        return type(self).from_registry, (self.uuid,)
+
+cdef int MP_init_create_pool(_MemPool self, int ordinal, CUmemLocationType loc_type, int loc_id,
+                             CUmemAllocationType alloc_type, bint ipc_enabled, size_t max_size) except -1:
+    cdef CUmemPoolProps props
+    memset(&props, 0, sizeof(props))
+    props.allocType = alloc_type
+    props.handleTypes = <CUmemAllocationHandleType>(
+        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR if ipc_enabled else CU_MEM_HANDLE_TYPE_NONE)
+    props.location.type = loc_type
+    props.location.id = loc_id
+    props.maxSize = max_size
+    self._pool = create_memory_pool_handle(primary_context(ordinal), props)
+    if not self._pool:
+        raise_last_error()
+    self._owned = True
+    self._ipc = ipc_enabled
+    return 0
+
+
+cdef int MP_set_device_access(MemoryPoolHandle pool, int ordinal, bint read_write) except -1:
+    """Grant (read-write) or revoke device `ordinal`'s access to `pool`."""
+    cdef CUmemAccessDesc desc
+    desc.location.type = <CUmemLocationType>CU_MEM_LOCATION_TYPE_DEVICE
+    desc.location.id = ordinal
+    desc.flags = <CUmemAccess_flags>(CU_MEM_ACCESS_FLAGS_PROT_READWRITE if read_write
+                                     else CU_MEM_ACCESS_FLAGS_PROT_NONE)
+    return check(driver().cuMemPoolSetAccess_(pool.get().pool, &desc, 1))
+
+
+cdef int MP_grant_every_device_access(MemoryPoolHandle pool) except -1:
+    """A host-NUMA pool is accessible from the host CPU only until devices are
+    granted access (cuMemPoolCreate's documentation; seen on the H200, driver 580:
+    cuMemsetD8Async on such memory returned CUDA_ERROR_INVALID_VALUE)."""
+    for ordinal in range(device_count()):
+        MP_set_device_access(pool, ordinal, True)
+    return 0
+
+
+class _MemPoolAttributes:
+    """Attributes of a memory resource's pool (read live from the driver)."""
+
+    __slots__ = ("_mr",)
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(not_instantiable("_MemPoolAttributes", "MemoryResource.attributes"))
+
+    @classmethod
+    def _init(cls, mr):
+        self = object.__new__(cls)
+        self._mr = mr
+        return self
+
+    def _get_int(self, int attr):
+        cdef int value = 0
+        cdef _MemPool mr = self._mr
+        mr._check_open()
+        check(driver().cuMemPoolGetAttribute_(mr._pool.get().pool, <CUmemPool_attribute>attr, &value))
+        return value
+
+    def _get_u64(self, int attr):
+        cdef cuuint64_t value = 0
+        cdef _MemPool mr = self._mr
+        mr._check_open()
+        check(driver().cuMemPoolGetAttribute_(mr._pool.get().pool, <CUmemPool_attribute>attr, &value))
+        return value
+
+    def _set_int(self, int attr, value):
+        cdef int v = int(bool(value))
+        cdef _MemPool mr = self._mr
+        mr._check_open()
+        check(driver().cuMemPoolSetAttribute_(mr._pool.get().pool, <CUmemPool_attribute>attr, &v))
+
+    def _set_u64(self, int attr, value):
+        cdef cuuint64_t v = size_arg(value)
+        cdef _MemPool mr = self._mr
+        mr._check_open()
+        check(driver().cuMemPoolSetAttribute_(mr._pool.get().pool, <CUmemPool_attribute>attr, &v))
+
+    reuse_follow_event_dependencies = property(
+        lambda self: bool(self._get_int(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)),
+        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, v))
+    reuse_allow_opportunistic = property(
+        lambda self: bool(self._get_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)),
+        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, v))
+    reuse_allow_internal_dependencies = property(
+        lambda self: bool(self._get_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)),
+        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, v))
+    release_threshold = property(
+        lambda self: self._get_u64(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD),
+        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v))
+    reserved_mem_current = property(lambda self: self._get_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT))
+    reserved_mem_high = property(
+        lambda self: self._get_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH),
+        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, v))
+    used_mem_current = property(lambda self: self._get_u64(CU_MEMPOOL_ATTR_USED_MEM_CURRENT))
+    used_mem_high = property(
+        lambda self: self._get_u64(CU_MEMPOOL_ATTR_USED_MEM_HIGH),
+        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_USED_MEM_HIGH, v))

@@ -1,0 +1,145 @@
+"""The package mirrors upstream cuda.core 1.2.2 module by module: public classes
+keep upstream's __module__, pickles name upstream's paths, and the C++ core (the
+IPC import cache, its mutex, the thread-local error state) exists once per
+process although the classes live in several extension modules."""
+import importlib
+import pickle
+import pickletools
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from api_helpers import require_pools, run_child
+from conftest import IS_OURS
+from layout_children import child_cache_seen_across_modules
+
+# cuda-core 1.2.2's __module__ of each public class (read from its wheel's .pyi / .so).
+UPSTREAM_MODULES = {
+    "Buffer": "cuda.core._memory._buffer",
+    "MemoryResource": "cuda.core._memory._buffer",
+    "DeviceMemoryResource": "cuda.core._memory._device_memory_resource",
+    "DeviceMemoryResourceOptions": "cuda.core._memory._device_memory_resource",
+    "PinnedMemoryResource": "cuda.core._memory._pinned_memory_resource",
+    "PinnedMemoryResourceOptions": "cuda.core._memory._pinned_memory_resource",
+    "IPCBufferDescriptor": "cuda.core._memory._ipc",
+    "IPCAllocationHandle": "cuda.core._memory._ipc",
+    "Stream": "cuda.core._stream",
+    "StreamOptions": "cuda.core._stream",
+    "Event": "cuda.core._event",
+    "EventOptions": "cuda.core._event",
+    "IPCEventDescriptor": "cuda.core._event",
+    "Device": "cuda.core._device",
+    "Context": "cuda.core._context",
+    "CUDAError": "cuda.core._utils.cuda_utils",
+}
+
+
+@pytest.mark.no_driver_ok
+@pytest.mark.parametrize("name", sorted(UPSTREAM_MODULES))
+def test_public_class_keeps_upstreams_module(name):
+    import cuda.core
+
+    cls = getattr(cuda.core, name, None)
+    if cls is None:   # not re-exported at the top level (e.g. IPCEventDescriptor upstream)
+        cls = getattr(importlib.import_module(UPSTREAM_MODULES[name]), name)
+    assert cls.__module__ == UPSTREAM_MODULES[name]
+    assert getattr(importlib.import_module(cls.__module__), name) is cls
+
+
+@pytest.mark.no_driver_ok
+def test_upstream_internal_names_exist():
+    from cuda.core import _device, _stream
+    from cuda.core._memory._memory_pool import _MemPool, _MemPoolAttributes  # noqa: F401
+    from cuda.core._utils.cuda_utils import CUDAError, handle_return  # noqa: F401
+
+    assert hasattr(_device, "_tls") and callable(_stream.Stream_accept)
+    assert _stream.default_stream() in (_stream.LEGACY_DEFAULT_STREAM, _stream.PER_THREAD_DEFAULT_STREAM)
+
+
+def _globals_in(blob):
+    """The (module, name) pairs a pickle stream refers to (strings tracked through the memo)."""
+    found, strings, memo, last = [], [], {}, None
+    for op, arg, _ in pickletools.genops(blob):
+        if op.name in ("SHORT_BINUNICODE", "BINUNICODE", "UNICODE"):
+            strings.append(arg)
+            last = arg
+        elif op.name == "MEMOIZE":
+            memo[len(memo)] = last
+        elif op.name in ("BINPUT", "LONG_BINPUT", "PUT"):
+            memo[int(arg)] = last
+        elif op.name in ("BINGET", "LONG_BINGET", "GET"):
+            last = memo.get(int(arg))
+            strings.append(last)
+        elif op.name == "STACK_GLOBAL":
+            found.append((strings[-2], strings[-1]))
+            last = None
+        elif op.name == "GLOBAL":
+            found.append(tuple(arg.split(" ", 1)))
+            last = None
+        else:
+            last = None
+    return found
+
+
+def test_pickles_name_upstreams_paths(device, ipc_mr, stream):
+    import uuid
+
+    require_pools(device)
+    ipc_mr.register(uuid.uuid4()) if ipc_mr.uuid is None else ipc_mr.register(ipc_mr.uuid)
+    buf = ipc_mr.allocate(64, stream=stream)
+    names = _globals_in(pickle.dumps(buf))
+    assert ("cuda.core._memory._buffer", "Buffer._reduce_helper") in names
+    assert ("cuda.core._memory._device_memory_resource", "DeviceMemoryResource") in names
+    assert ("cuda.core._memory._ipc", "IPCBufferDescriptor") in names   # IPCBufferDescriptor._init, a classmethod
+    assert "from_registry" in str(pickle.dumps(ipc_mr))
+    assert ("cuda.core._device", "Device") in _globals_in(pickle.dumps(device))
+    ev = device.create_event({"ipc_enabled": True})
+    assert ("cuda.core._event", "Event") in _globals_in(pickle.dumps(ev))
+    assert ("cuda.core._event", "IPCEventDescriptor") in _globals_in(pickle.dumps(ev))
+    buf.close(stream)
+
+
+def _extension(module):
+    return Path(importlib.import_module(module).__file__)
+
+
+@pytest.mark.no_driver_ok
+@pytest.mark.ours_only
+def test_the_cpp_core_is_linked_into_resource_handles_only():
+    """Every extension of the package, by its symbol table: only _resource_handles
+    defines the IPC cache's mutex and the C++ factories; the others call them through
+    its C API (a second copy would mean a second cache and a second lock)."""
+    nm = shutil.which("nm")
+    if nm is None:
+        pytest.skip("binutils' nm is not installed")
+    import cuda.core
+
+    root = Path(cuda.core.__file__).parent
+    defines = {}
+    for so in sorted(root.rglob("*.so")):
+        out = subprocess.run([nm, "-C", "--defined-only", str(so)], capture_output=True, text=True).stdout
+        defines[so.relative_to(root).as_posix().split(".")[0]] = (
+            "cuda_core::ipc_cache_mutex" in out, "cuda_core::deviceptr_import_ipc(" in out,
+            "cuda_core::take_last_error()" in out)
+    assert defines.pop("_resource_handles") == (True, True, True), "symbols stripped? nm found no C++ core"
+    assert len(defines) >= 10, defines
+    assert {k: v for k, v in defines.items() if any(v)} == {}
+
+
+def test_ipc_cache_is_one_per_process_across_modules(device, ipc_mr, stream):
+    """A child imports through cuda.core._memory._ipc and sees the entry through
+    cuda.core._resource_handles: one cache, shared by the modules."""
+    require_pools(device)
+    buf = ipc_mr.allocate(4096, stream=stream)
+    stream.sync()
+    sizes, same = run_child(child_cache_seen_across_modules, ipc_mr, buf.ipc_descriptor)
+    assert sizes[1] == sizes[0] + 1, sizes       # the import made one entry ...
+    assert sizes[2] == sizes[1] and same, sizes   # ... the unpickled buffer found it
+    assert sizes[3] == sizes[0], sizes            # ... and closing both released it
+    buf.close(stream)
+
+
+def test_ours_is_what_runs():
+    assert IS_OURS or pytest.skip("upstream cuda.core: nothing of ours to check")
