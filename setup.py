@@ -11,6 +11,8 @@ from pathlib import Path
 from setuptools import Extension, find_namespace_packages, setup
 
 ROOT = Path(__file__).resolve().parent
+# CUDA_CORE_TESTING_BUILD=1: the testing build (cpp/testing_switches.hpp), with its own build tree.
+TESTING_BUILD = os.environ.get("CUDA_CORE_TESTING_BUILD") == "1"
 
 
 def cuda_include_dir() -> str:
@@ -36,6 +38,7 @@ def extensions():
         language="c++",
         extra_compile_args=["-std=c++17", "-fvisibility=hidden"] + (["-O0", "-g"] if debug else ["-O2"]),
         libraries=["dl"],
+        define_macros=[("CUDA_CORE_TESTING_BUILD", "1")] if TESTING_BUILD else [],
     )
     return cythonize(
         [ext],
@@ -51,4 +54,5 @@ setup(
     include_package_data=False,  # only package_data: keeps Cython's generated _core.cpp out
     ext_modules=extensions(),
     zip_safe=False,
+    options={"build": {"build_base": "build/setuptools-testing"}} if TESTING_BUILD else {},
 )
