@@ -3,16 +3,20 @@
 #include "ipc_descriptor.hpp"
 
 #include <cstddef>
+#include <cstring>
 
 namespace cuda_core {
 
 namespace {
 
-// Word `i` of the export bytes, little-endian on every host (compilers turn
-// this into one load on little-endian machines).
+// Word `i` of the export bytes, little-endian on every host (one load on a
+// little-endian host: the hot import path checks every descriptor).
 std::uint64_t export_word_le(const IpcExportBytes& bytes, std::size_t i) noexcept {
-    std::uint64_t word = 0;
-    for (std::size_t k = 8; k-- > 0;) word = (word << 8) | bytes[8 * i + k];
+    std::uint64_t word;
+    std::memcpy(&word, bytes.data() + 8 * i, sizeof word);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    word = __builtin_bswap64(word);
+#endif
     return word;
 }
 
