@@ -11,6 +11,8 @@ from pathlib import Path
 from setuptools import Extension, find_namespace_packages, setup
 
 ROOT = Path(__file__).resolve().parent
+# CUDA_CORE_TESTING_BUILD=1: the testing build (cpp/testing_switches.hpp), with its own build tree.
+TESTING_BUILD = os.environ.get("CUDA_CORE_TESTING_BUILD") == "1"
 
 
 def cuda_include_dir() -> str:
@@ -42,7 +44,8 @@ def extensions():
         extra = {}
         if name == "cuda.core._resource_handles":   # the ONE module that links the C++ core
             sources += cpp_sources
-            extra = dict(libraries=["dl"])
+            extra = dict(libraries=["dl"],
+                         define_macros=[("CUDA_CORE_TESTING_BUILD", "1")] if TESTING_BUILD else [])
         exts.append(Extension(name, sources=sources, **common, **extra))
     return cythonize(
         exts,
@@ -60,4 +63,5 @@ setup(
     include_package_data=False,  # only package_data: keeps Cython's generated .cpp files out
     ext_modules=extensions(),
     zip_safe=False,
+    options={"build": {"build_base": "build/setuptools-testing"}} if TESTING_BUILD else {},
 )

@@ -48,6 +48,19 @@ if "$BASE_PY" -m pip install -q --no-build-isolation --no-index --no-deps --targ
 else
     tail -30 "$LOGS/build.log"; note "build: FAILED"; printf '%s\n' "${SUMMARY[@]}"; exit 1
 fi
+# the testing build (CUDA_CORE_TESTING_BUILD=1: the only build with the legacy-order
+# and cache-off switches) beside it: the regression tests run their broken-order
+# scenarios on it (tests/conftest.py env_on_testing_build), and so does the
+# legacy-switch scenario below.
+t0=$(date +%s)
+rm -rf build/gpusite-testing
+if CUDA_CORE_TESTING_BUILD=1 "$BASE_PY" -m pip install -q --no-build-isolation --no-index --no-deps \
+        --target build/gpusite-testing . >"$LOGS/build-testing.log" 2>&1; then
+    note "testing build: ok ($(( $(date +%s) - t0 )) s)"
+    export CUDA_CORE_TESTING_SITE=$ROOT/build/gpusite-testing
+else
+    tail -30 "$LOGS/build-testing.log"; note "testing build: FAILED (the broken-order tests will fail)"
+fi
 if ! "$PY" -c "from cuda.core._resource_handles import _driver_info"; then
     "$BASE_PY" -c "import cuda, sys; print('cuda package:', cuda.__path__, sys.path)"
     note "ours is shadowed by another cuda package"; printf '%s\n' "${SUMMARY[@]}"; exit 1
@@ -99,9 +112,13 @@ note "seed scenario (upstream 1.2.0): rc=$rc $(echo "$out" | cut -c1-200)"
 out=$(timeout 120 "$BASE_PY" tests/scenarios/ipc_threads.py churn --threads 8 --iterations 200 --budget 15 2>/dev/null | tail -1); rc=$?
 note "churn 8x200 (upstream 1.2.0): rc=$rc $(echo "$out" | cut -c1-200)"
 
-# --- ours with the old order restored by the test switch: the watchdog must fire
+# --- ours with the old order restored by the testing build's switch: the watchdog must fire
+out=$(PYTHONPATH=$ROOT/build/gpusite-testing CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER=1 timeout 120 "$BASE_PY" \
+    tests/scenarios/ipc_threads.py seed --threads 4 --budget 15 2>/dev/null | tail -1); rc=$?
+note "seed scenario (ours, testing build, legacy order switch): rc=$rc $(echo "$out" | cut -c1-200)"
+# --- and the shipped build, which has no such switch, must not deadlock with the variable set
 out=$(CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER=1 timeout 120 "$PY" tests/scenarios/ipc_threads.py seed --threads 4 --budget 15 2>/dev/null | tail -1); rc=$?
-note "seed scenario (ours, legacy order switch): rc=$rc $(echo "$out" | cut -c1-200)"
+note "seed scenario (ours, shipped build, legacy order variable set): rc=$rc $(echo "$out" | cut -c1-200)"
 fi
 
 # --- benchmarks

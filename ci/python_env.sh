@@ -1,6 +1,10 @@
 # ci/python_env.sh - sourced: a virtualenv in build/venv with the build and
 # test requirements, the package installed into it, and the simulated driver
 # built. Sets PY (the venv's python) and SIM_LIB (path of libcuda_sim.so).
+# build_testing_site (a function, for ci/test.sh) also builds the testing build
+# (CUDA_CORE_TESTING_BUILD=1: the legacy-order and cache-off switches exist only
+# there) into build/testing-site and exports CUDA_CORE_TESTING_SITE, which the
+# regression tests put on their children's PYTHONPATH (tests/conftest.py).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -24,3 +28,12 @@ cmake --build build/ci-sim --target cuda_sim >/dev/null
 SIM_LIB="$ROOT/build/ci-sim/libcuda_sim.so"
 [[ -f "$SIM_LIB" ]] || { echo "libcuda_sim.so was not built" >&2; exit 1; }
 export PY SIM_LIB ROOT
+
+build_testing_site() {
+    echo "== building the testing build (CUDA_CORE_TESTING_BUILD=1) into build/testing-site"
+    rm -rf build/testing-site
+    CUDA_CORE_TESTING_BUILD=1 "$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps \
+        --target build/testing-site . > build/pip-install-testing.log 2>&1 || { tail -40 build/pip-install-testing.log; exit 1; }
+    CUDA_CORE_TESTING_SITE="$ROOT/build/testing-site"
+    export CUDA_CORE_TESTING_SITE
+}

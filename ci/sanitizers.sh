@@ -37,8 +37,10 @@ for san in "${which_ones[@]}"; do
     esac
     t0=$SECONDS
     echo "== $san: configure + build ($dir, $CLANG_CXX)"
-    build_variant "$dir" -DCMAKE_CXX_COMPILER="$CLANG_CXX" -DCMAKE_BUILD_TYPE=Debug \
-        -DCUDA_CORE_SANITIZE="$san" -DCUDA_CORE_THREAD_SAFETY=ON -DCUDA_CORE_BUILD_SIM=OFF
+    if ! build_variant "$dir" -DCMAKE_CXX_COMPILER="$CLANG_CXX" -DCMAKE_BUILD_TYPE=Debug \
+        -DCUDA_CORE_SANITIZE="$san" -DCUDA_CORE_THREAD_SAFETY=ON -DCUDA_CORE_BUILD_SIM=OFF; then
+        rc=1; summary+=("$san: BUILD FAILED"); continue
+    fi
     echo "== $san: ctest"
     r=0
     run_ctest "$dir" || r=$?

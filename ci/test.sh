@@ -7,6 +7,7 @@
 #   bash ci/test.sh --python   # only the Python side
 set -euo pipefail
 source "$(dirname "$0")/python_env.sh"
+build_testing_site   # beside the shipped build: the regression tests' broken-order runs use it
 ONLY_PY=0; [[ "${1:-}" == "--python" ]] && ONLY_PY=1
 RESULTS=()
 step() { local name=$1; shift; local t0=$(date +%s); echo; echo "======== $name"

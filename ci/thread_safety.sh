@@ -6,7 +6,9 @@
 #   ci/thread_safety.sh --negative-only  only the negative checks (ctest runs this)
 #
 # 1. Every cpp/*.cpp (py_gil.cpp with the Python headers) compiles with
-#    -Wthread-safety -Werror=thread-safety-analysis -fsyntax-only.
+#    -Wthread-safety -Werror=thread-safety-analysis -fsyntax-only, twice: as
+#    shipped and as the testing build (-DCUDA_CORE_TESTING_BUILD, which adds
+#    the legacy-order switch's code).
 # 2. Each cpp/tests/negative/*.cpp snippet except good_shape.cpp FAILS to
 #    compile with its expected diagnostic (the "Expected:" line in the file);
 #    good_shape.cpp compiles cleanly.
@@ -43,11 +45,15 @@ if [[ $negative_only -eq 0 ]]; then
             fi
             extra=(-I"$py_inc")
         fi
-        if out="$("$CLANGXX" "${flags[@]}" "${extra[@]}" "$src" 2>&1)"; then
-            echo "ok    analysis clean: $src"
-        else
-            echo "FAIL  analysis: $src"; echo "$out"; failures=$((failures + 1))
-        fi
+        for variant in shipped testing; do
+            vflags=()
+            [[ $variant == testing ]] && vflags=(-DCUDA_CORE_TESTING_BUILD=1)
+            if out="$("$CLANGXX" "${flags[@]}" "${extra[@]}" "${vflags[@]}" "$src" 2>&1)"; then
+                echo "ok    analysis clean ($variant build): $src"
+            else
+                echo "FAIL  analysis ($variant build): $src"; echo "$out"; failures=$((failures + 1))
+            fi
+        done
     done
 fi
 

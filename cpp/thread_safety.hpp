@@ -78,7 +78,7 @@ private:
 
 // Every C++ mutex of the process is declared here, so that the GIL guards can
 // exclude them all (the compiler then rejects taking the GIL under a lock).
-//   ipc_cache_mutex: the IPC import cache (resource_handles.cpp). Leaf lock:
+//   ipc_cache_mutex: the IPC import cache (ipc_import.cpp). Leaf lock:
 //   no other lock, no driver call that can be slow, no GIL while held.
 extern Mutex ipc_cache_mutex;
 

@@ -11,6 +11,7 @@ import pytest
 from scenarios.fd_snapshot import open_fd_targets  # noqa: E402  (re-exported for the tests)
 
 HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
 SCENARIOS = HERE / "scenarios"
 
 
@@ -149,3 +150,68 @@ def assert_no_new_fds(before):
     now = open_fd_targets()
     new = {fd: t for fd, t in now.items() if before.get(fd) != t}
     assert len(now) <= len(before), f"fds opened and not closed: {new}"
+
+
+# ---------------------------------------------------------------- the testing build
+#
+# The legacy lock order and the cache-off switch exist only in the testing build
+# (cpp/testing_switches.hpp). Tests that must prove they detect the broken order
+# run their child interpreters on it: env_on_testing_build() puts it first on the
+# children's PYTHONPATH. Where it comes from:
+#   CUDA_CORE_TESTING_SITE=<dir>  a site dir built by CI (ci/python_env.sh, ci/gpu.sh)
+#   otherwise                     build/testing-site, (re)built here on demand when
+#                                 missing or older than the sources
+# A build that fails, or a site that turns out not to be a testing build, fails
+# the test with the reason: never a silent skip.
+
+TESTING_SITE_DEFAULT = ROOT / "build" / "testing-site"
+_TESTING_SOURCES = ("cpp/*.cpp", "cpp/*.hpp", "cuda_core/cuda/core/**/*.pyx", "cuda_core/cuda/core/**/*.pxd",
+                    "cuda_core/cuda/core/**/*.pxi", "cuda_core/cuda/core/**/*.py", "setup.py")
+_testing_env_cache = {}
+
+
+def _newest_source_mtime():
+    return max(p.stat().st_mtime for pattern in _TESTING_SOURCES for p in ROOT.glob(pattern))
+
+
+def build_testing_site(site):
+    """pip-installs this source tree, built with CUDA_CORE_TESTING_BUILD=1, into `site`
+    (a --target dir). Fails the calling test with the build log's tail on error."""
+    import shutil
+
+    stamp = site / ".built-from-sources-mtime"
+    shutil.rmtree(site, ignore_errors=True)
+    env = dict(os.environ, CUDA_CORE_TESTING_BUILD="1")
+    proc = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--disable-pip-version-check",
+                           "--no-build-isolation", "--no-deps", "--target", str(site), str(ROOT)],
+                          env=env, capture_output=True, text=True, timeout=1500, cwd=ROOT)
+    if proc.returncode != 0:
+        pytest.fail(f"building the testing build into {site} failed (CUDA_CORE_TESTING_BUILD=1 pip install "
+                    f"--target):\n{(proc.stdout + proc.stderr)[-4000:]}", pytrace=False)
+    stamp.write_text(str(_newest_source_mtime()))
+
+
+def env_on_testing_build(**extra):
+    """env_extra for run_python / run_scenario_script that runs a child on the testing
+    build, plus `extra` (e.g. a switch). Verified once per session: with the
+    legacy-order switch set, the child's cuda.core must report it on."""
+    if "env" not in _testing_env_cache:
+        given = os.environ.get("CUDA_CORE_TESTING_SITE")
+        site = Path(given).resolve() if given else TESTING_SITE_DEFAULT
+        if given and not site.is_dir():
+            pytest.fail(f"CUDA_CORE_TESTING_SITE={given} is not a directory", pytrace=False)
+        if not given:
+            stamp = site / ".built-from-sources-mtime"
+            fresh = stamp.is_file() and float(stamp.read_text() or 0) >= _newest_source_mtime()
+            if not fresh:
+                build_testing_site(site)
+        path = os.pathsep.join([str(site), os.environ["PYTHONPATH"]]) if os.environ.get("PYTHONPATH") else str(site)
+        env = {"PYTHONPATH": path}
+        probe = run_python(["-c", "import cuda.core._resource_handles as c; print(c.__file__); print(c._testing_switches())"],
+                           env_extra={**env, "CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER": "1"}, timeout=120)
+        out = probe.stdout + probe.stderr
+        if probe.returncode != 0 or "'legacy_import_order': True" not in out or str(site) not in out:
+            pytest.fail(f"{site} is not a usable testing build of cuda.core (the legacy-order switch must read "
+                        f"True there):\n{out[-3000:]}", pytrace=False)
+        _testing_env_cache["env"] = env
+    return {**_testing_env_cache["env"], **extra}

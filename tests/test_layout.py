@@ -41,10 +41,11 @@ def test_every_mutex_is_the_annotated_one():
 
 
 def test_gil_release_guard_precedes_the_lock_in_deviceptr_import_ipc():
-    text = (CPP / "resource_handles.cpp").read_text()
+    text = re.sub(r"//.*", "", (CPP / "ipc_import.cpp").read_text())
     body = text[text.index("DevicePtrHandle deviceptr_import_ipc("):]
     body = body[: body.index("\n}\n")]
-    assert body.index("GILReleaseGuard gil;") < body.index("MutexLock lock(ipc_cache_mutex)")
+    # at the function's top level (4 spaces), not the testing build's nested uncached path
+    assert body.index("\n    GILReleaseGuard gil;") < body.index("MutexLock lock(ipc_cache_mutex)")
 
 
 def test_the_cache_mutex_is_documented_beside_its_declaration_and_in_design():
@@ -94,9 +95,73 @@ def test_the_ipc_import_is_called_from_memory_ipc_only():
     assert callers == ["_memory/_ipc.pyx"]
 
 
+def core_sources():
+    """The core's .cpp files (cpp/*.cpp: no simulator, no tests)."""
+    return sorted(CPP.glob("*.cpp"))
+
+
 def test_deleters_are_noexcept():
-    text = (CPP / "resource_handles.cpp").read_text()
-    for match in re.finditer(r"\[\]\(const \w+Box\* box\)([^{]*)\{", text):
-        assert "noexcept" in match.group(1), match.group(0)
-    for name in ("release_allocation", "release_cached_import", "destroy_pool_box", "destroy_event_box"):
-        assert re.search(rf"void {name}\(const \w+\* box\) noexcept", text), name
+    texts = {p.name: p.read_text() for p in core_sources()}
+    for name, text in texts.items():
+        for match in re.finditer(r"\[\]\(const \w+Box\* box\)([^{]*)\{", text):
+            assert "noexcept" in match.group(1), (name, match.group(0))
+    expected = {
+        "handles.cpp": ("release_context_box", "destroy_stream_box", "destroy_event_box"),
+        "memory.cpp": ("destroy_pool_box", "release_pool_allocation"),
+        "ipc_import.cpp": ("release_cached_import", "release_uncached_import"),
+    }
+    for file, names in expected.items():
+        for name in names:
+            assert re.search(rf"void {name}\(const \w+\* box\) noexcept", texts[file]), (file, name)
+    # every function that deletes a box is one of them, or a noexcept helper template
+    for name, text in texts.items():
+        for match in re.finditer(r"^(?:template <[^>]*>\s*)?void (\w+)\(const (\w+)\* box\)([^{;]*)", text, re.M):
+            assert "noexcept" in match.group(3), (name, match.group(0))
+
+
+def test_the_wire_checksum_shares_no_code_with_the_cache_hash():
+    """The descriptor checksum (what travels between processes) is ipc_descriptor.cpp's
+    alone: that file includes only its own header, and the cache never calls it."""
+    wire = (CPP / "ipc_descriptor.cpp").read_text()
+    assert re.findall(r'#include "([^"]+)"', wire) == ["ipc_descriptor.hpp"]
+    cache = (CPP / "ipc_import.cpp").read_text()
+    assert "checksum" not in re.sub(r"//.*", "", cache)
+    header = (CPP / "ipc_descriptor.hpp").read_text()
+    assert re.findall(r'#include "([^"]+)"', header) == []
+
+
+def test_family_headers_include_only_what_comes_before_them():
+    """Headers show the dependency order: a family header includes only headers of
+    families listed before it in resource_handles.hpp (never the umbrella)."""
+    order = ["thread_safety.hpp", "gil.hpp", "driver.hpp", "error.hpp", "handles.hpp", "ipc_descriptor.hpp",
+             "make_handle.hpp", "memory.hpp", "deviceptr_box.hpp", "ipc_import.hpp", "testing_switches.hpp"]
+    for i, name in enumerate(order):
+        path = CPP / name
+        if not path.exists():
+            continue
+        for inc in re.findall(r'#include "([^"]+)"', path.read_text()):
+            assert inc in order[:i], f"{name} includes {inc}, which is not before it"
+
+
+def test_the_switch_code_exists_only_in_the_testing_build():
+    """getenv in the core: the driver loader's CUDA_CORE_DRIVER_LIBRARY, and the testing
+    build's switches inside #if defined(CUDA_CORE_TESTING_BUILD); the legacy order too."""
+    for path in core_sources():
+        text = path.read_text()
+        depth, testing_only = 0, []
+        for n, line in enumerate(text.splitlines(), 1):
+            stripped = line.strip()
+            if stripped.startswith("#if"):
+                testing_only.append("CUDA_CORE_TESTING_BUILD" in stripped)
+            elif stripped.startswith("#else") and testing_only:
+                testing_only[-1] = False
+            elif stripped.startswith("#endif") and testing_only:
+                testing_only.pop()
+            code = line.split("//")[0]
+            inside = any(testing_only)
+            if "getenv" in code and path.name != "driver.cpp":
+                assert inside, f"{path.name}:{n}: getenv outside the testing build"
+            if re.search(r"CUDA_CORE_TESTING_\w+|legacy_import_mutex|import_with_legacy_order", code):
+                assert inside, f"{path.name}:{n}: testing-only code outside #if defined(CUDA_CORE_TESTING_BUILD)"
+    driver = (CPP / "driver.cpp").read_text()
+    assert re.findall(r'getenv\("(\w+)"\)', driver) == ["CUDA_CORE_DRIVER_LIBRARY"]

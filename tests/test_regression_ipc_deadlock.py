@@ -8,7 +8,7 @@ report the deadlock (ci/gpu.sh does that on the GPU machine).
 """
 import pytest
 
-from conftest import DRIVER_SIMULATED, SCENARIOS, run_python, run_scenario_script
+from conftest import DRIVER_SIMULATED, SCENARIOS, run_python, run_scenario_script, env_on_testing_build
 
 
 def run_scenario(mode, *extra, env=None, budget=20, timeout=90):
@@ -49,14 +49,24 @@ SLOW_IMPORT = {"CUDA_SIM_LATENCY_US": "cuMemPoolImportPointer=50000"}
 
 @pytest.mark.ours_only
 def test_watchdog_detects_the_legacy_lock_order():
-    """Proof the regression test can fail: with the upstream order restored (test
-    switch) the same scenario deadlocks and the watchdog reports it in bounded time."""
-    env = {"CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER": "1"}
+    """Proof the regression test can fail: on the testing build with the upstream
+    order restored (its switch), the same scenario deadlocks and the watchdog
+    reports it in bounded time."""
+    env = env_on_testing_build(CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER="1")
     if DRIVER_SIMULATED:
         env.update(SLOW_IMPORT)  # widen the window: deterministic on the simulator
     outcome, proc = run_scenario("seed", "--threads", 4, env=env, budget=8, timeout=80)
     assert outcome["outcome"] == "deadlock", outcome
     assert "Timeout" in proc.stderr and " in seed" in proc.stderr  # faulthandler dumped the stuck importers
+
+
+@pytest.mark.ours_only
+def test_the_shipped_build_ignores_the_legacy_order_variable():
+    """The shipped build has no legacy-order switch: the same run with the
+    variable set completes (the testing build's run above deadlocks)."""
+    env = {"CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER": "1", **(SLOW_IMPORT if DRIVER_SIMULATED else {})}
+    outcome, proc = run_scenario("seed", "--threads", 4, env=env, budget=20)
+    assert outcome["outcome"] == "ok", (outcome, proc.stderr[-4000:])
 
 
 @pytest.mark.sim_only

@@ -460,19 +460,3 @@ TEST_F(IpcCache, ChurnFewKeysClosesRaceReimports_mt) {
 }
 
 }  // namespace
-
-// The descriptor checksum (workaround for the driver's unchecked export data):
-// every single-bit change of the 64 bytes changes it, and it is deterministic.
-TEST(IpcExportChecksum, EverySingleBitFlipChangesIt) {
-    IpcExportBytes bytes{};
-    for (std::size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<unsigned char>(i * 37 + 11);
-    const std::uint64_t base = ipc_export_checksum(bytes);
-    EXPECT_EQ(ipc_export_checksum(bytes), base);
-    for (std::size_t i = 0; i < bytes.size(); ++i) {
-        for (int bit = 0; bit < 8; ++bit) {
-            IpcExportBytes flipped = bytes;
-            flipped[i] ^= static_cast<unsigned char>(1u << bit);
-            EXPECT_NE(ipc_export_checksum(flipped), base) << "byte " << i << " bit " << bit;
-        }
-    }
-}

@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -837,3 +839,33 @@ TEST_F(SimChild, Fail) {
 }
 
 }  // namespace
+
+// The library's exported ABI: exactly the driver entry points of
+// CUDA_CORE_DRIVER_FUNCTIONS (macro-expanded names) and the four cuSim*
+// helpers, nothing else (the sources are split over many files; exports.map
+// and -fvisibility=hidden keep everything else local). Reads the dynamic
+// symbol table with nm (binutils).
+TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
+    if (is_child()) GTEST_SKIP() << "runs in the parent only";
+    const char* path = std::getenv("CUDA_SIM_LIBRARY_PATH");
+    if (!path || !*path) path = CUDA_SIM_LIBRARY_PATH;
+    std::vector<std::string> expected = {
+#define SIMT_NAME(name) SIMT_STR(name),
+        CUDA_CORE_DRIVER_FUNCTIONS(SIMT_NAME)
+#undef SIMT_NAME
+        "cuSimIsSimulator", "cuSimCallCount", "cuSimResetCallCounts", "cuSimMaxConcurrentCalls"};
+    std::string cmd = std::string("nm -D --defined-only '") + path + "' 2>&1";
+    FILE* nm = popen(cmd.c_str(), "r");
+    ASSERT_NE(nm, nullptr) << cmd;
+    std::vector<std::string> exported;
+    char line[512];
+    while (std::fgets(line, sizeof line, nm)) {
+        // "<address> <type> <name>"
+        char addr[64], type[8], name[400];
+        if (std::sscanf(line, "%63s %7s %399s", addr, type, name) == 3) exported.emplace_back(name);
+    }
+    ASSERT_EQ(pclose(nm), 0) << "nm failed: " << cmd;
+    std::sort(expected.begin(), expected.end());
+    std::sort(exported.begin(), exported.end());
+    EXPECT_EQ(exported, expected);
+}

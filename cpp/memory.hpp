@@ -1,0 +1,74 @@
+// memory.hpp - memory pools and device-pointer handles (pool allocations,
+// borrowed memory), the pool fd export/import and the allocation export.
+//
+// A device pointer owns its pool and its free stream, so release order is
+// automatic. The box types are private to cpp/ (deviceptr_box.hpp): callers
+// see DevicePtrHandle and the accessors below. Errors as in handles.hpp.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstddef>
+#include <memory>
+
+#include "handles.hpp"
+#include "ipc_descriptor.hpp"
+
+namespace cuda_core {
+
+struct MemoryPoolBox {
+    CUmemoryPool pool;
+    ContextHandle context;  // keeps the device's primary context alive (may be empty)
+    bool owned;             // created or imported by us: destroyed by the deleter
+};
+using MemoryPoolHandle = std::shared_ptr<const MemoryPoolBox>;
+
+// Common head of the device-pointer boxes (deviceptr_box.hpp).
+struct DevicePtrBox;
+using DevicePtrHandle = std::shared_ptr<const DevicePtrBox>;
+
+// ---------------------------------------------------------------- pools
+
+// Creates a pool with `props`; deleter destroys it.
+MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const CUmemPoolProps& props) noexcept;
+
+// Wraps device `ordinal`'s current pool; not owned, never destroyed.
+MemoryPoolHandle borrow_current_memory_pool_handle(const ContextHandle& context) noexcept;
+
+// Imports a pool from a POSIX fd (the fd stays the caller's); deleter destroys the pool.
+MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) noexcept;
+
+// Exports `pool` as a new POSIX fd owned by the caller; returns the CUresult.
+CUresult memory_pool_export_fd(const MemoryPoolHandle& pool, int* fd_out) noexcept;
+
+// True when `pool` has at least `size` bytes reserved and unused, so an
+// allocation of `size` need not grow it (a hint: fragmentation may still grow it).
+bool memory_pool_has_free_reserve(const MemoryPoolHandle& pool, std::size_t size) noexcept;
+
+// ---------------------------------------------------------------- device pointers
+
+// Allocates `size` bytes from `pool`, ordered on `stream`; the deleter frees
+// on the handle's free stream (initially `stream`), attached to the GIL if the
+// releasing thread is (cuMemFreeAsync only enqueues; no C++ lock is taken).
+DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle& pool, std::size_t size,
+                                        const StreamHandle& stream) noexcept;
+
+// Wraps memory we do not own (Buffer.from_handle); never freed.
+DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, std::size_t size) noexcept;
+
+// Exports `ptr` (an allocation of a pool) as 64 bytes; returns the CUresult.
+CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* bytes_out) noexcept;
+
+// Makes the next release of `ptr` happen on `stream` (Buffer.close(stream));
+// no effect on borrowed memory, which is never freed.
+void set_deallocation_stream(const DevicePtrHandle& ptr, const StreamHandle& stream) noexcept;
+
+// ---------------------------------------------------------------- accessors
+
+CUdeviceptr deviceptr_address(const DevicePtrHandle& ptr) noexcept;
+// The allocation's size; for an import, the mapping's extent from `ptr` (a driver query).
+std::size_t deviceptr_size(const DevicePtrHandle& ptr) noexcept;
+// True when the handle came out of deviceptr_import_ipc.
+bool deviceptr_is_imported(const DevicePtrHandle& ptr) noexcept;
+
+}  // namespace cuda_core

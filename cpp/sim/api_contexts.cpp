@@ -1,0 +1,75 @@
+// api_contexts.cpp - libcuda_sim exported: primary contexts and the context stack.
+#include "sim_internal.hpp"
+
+// --- contexts ----------------------------------------------------------------
+SIM_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
+    SIM_ENTER(cuDevicePrimaryCtxRetain);
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    Excl lk(S().mu);
+    ++S().ctx_refcount[dev];
+    *pctx = ctx_handle(dev);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice dev) {
+    SIM_ENTER(cuDevicePrimaryCtxRelease);
+    if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    Excl lk(S().mu);
+    if (S().ctx_refcount[dev] <= 0) return CUDA_ERROR_INVALID_CONTEXT;
+    --S().ctx_refcount[dev];
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
+    SIM_ENTER(cuCtxGetCurrent);
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    int d = current_dev();
+    *pctx = d < 0 ? nullptr : ctx_handle(d);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
+    SIM_ENTER(cuCtxSetCurrent);
+    if (!ctx) {
+        if (t_ctx_depth > 0) --t_ctx_depth;
+        return CUDA_SUCCESS;
+    }
+    int d = ctx_dev(ctx);
+    if (d < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (t_ctx_depth == 0) t_ctx_depth = 1;
+    t_ctx_stack[t_ctx_depth - 1] = d + 1;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {
+    SIM_ENTER(cuCtxPushCurrent);
+    if (!ctx) return CUDA_ERROR_INVALID_VALUE;
+    int d = ctx_dev(ctx);
+    if (d < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (t_ctx_depth >= kCtxStackDepth) return CUDA_ERROR_INVALID_VALUE;
+    t_ctx_stack[t_ctx_depth++] = d + 1;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuCtxPopCurrent(CUcontext* pctx) {
+    SIM_ENTER(cuCtxPopCurrent);
+    if (t_ctx_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    int d = t_ctx_stack[--t_ctx_depth] - 1;
+    if (pctx) *pctx = ctx_handle(d);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
+    SIM_ENTER(cuCtxGetDevice);
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    int d = current_dev();
+    if (d < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    *device = d;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
+    SIM_ENTER(cuCtxSynchronize);
+    return current_dev() < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+}

@@ -1,0 +1,182 @@
+// api_init_devices.cpp - libcuda_sim exported: cuInit, versions, error names, devices.
+#include "sim_internal.hpp"
+
+// --- init / version / errors -------------------------------------------------
+SIM_EXPORT CUresult CUDAAPI cuInit(unsigned int Flags) {
+    SIM_ENTER(cuInit);
+    if (Flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    if (g_knobs.device_count == 0) return CUDA_ERROR_NO_DEVICE;
+    g_initialized.store(true, std::memory_order_release);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuDriverGetVersion(int* driverVersion) {
+    SIM_ENTER(cuDriverGetVersion);
+    if (!driverVersion) return CUDA_ERROR_INVALID_VALUE;
+    *driverVersion = 13000;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGetErrorName(CUresult error, const char** pStr) {
+    SIM_ENTER(cuGetErrorName);
+    if (!pStr) return CUDA_ERROR_INVALID_VALUE;
+    int i = err_index(raw(error));
+    if (i < 0) {
+        *pStr = nullptr;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *pStr = kErrors[i].name;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGetErrorString(CUresult error, const char** pStr) {
+    SIM_ENTER(cuGetErrorString);
+    if (!pStr) return CUDA_ERROR_INVALID_VALUE;
+    int i = err_index(raw(error));
+    if (i < 0) {
+        *pStr = nullptr;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *pStr = err_text(i);
+    return CUDA_SUCCESS;
+}
+
+// --- devices ---------------------------------------------------------------
+SIM_EXPORT CUresult CUDAAPI cuDeviceGetCount(int* count) {
+    SIM_ENTER(cuDeviceGetCount);
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    *count = g_knobs.device_count;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal) {
+    SIM_ENTER(cuDeviceGet);
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_dev(ordinal)) return CUDA_ERROR_INVALID_DEVICE;
+    *device = ordinal;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice dev) {
+    SIM_ENTER(cuDeviceGetName);
+    if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    std::snprintf(name, size_t(len), "CUDA Simulator Device %d", g_knobs.physical[dev]);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuDeviceGetUuid(CUuuid* uuid, CUdevice dev) {
+    SIM_ENTER(cuDeviceGetUuid);
+    if (!uuid) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    // "5153494d-..." ("QSIM"), then the ordinal; a valid version-4-shaped UUID.
+    const unsigned char fixed[16] = {0x51, 0x53, 0x49, 0x4d, 0xc0, 0xda, 0x40, 0x00,
+                                     0x80, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00};
+    std::memcpy(uuid->bytes, fixed, 16);
+    const int phys = g_knobs.physical[dev];
+    uuid->bytes[14] = char((phys >> 8) & 0xff);
+    uuid->bytes[15] = char(phys & 0xff);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev) {
+    SIM_ENTER(cuDeviceGetAttribute);
+    if (!pi) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    const int a = raw(attrib);
+    if (a < 1 || a >= int(CU_DEVICE_ATTRIBUTE_MAX)) return CUDA_ERROR_INVALID_VALUE;
+    int v = 0;
+    switch (static_cast<CUdevice_attribute>(a)) {
+        case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: v = 1024; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X: v = 1024; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y: v = 1024; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z: v = 64; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: v = 2147483647; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: v = 65535; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z: v = 65535; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK: v = 49152; break;
+        case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: v = 65536; break;
+        case CU_DEVICE_ATTRIBUTE_WARP_SIZE: v = 32; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_PITCH: v = 2147483647; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: v = 65536; break;
+        case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: v = 1980000; break;
+        case CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT: v = 512; break;
+        case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: v = 132; break;
+        case CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY: v = 1; break;
+        case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: v = 1; break;
+        case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: v = 1; break;
+        case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: v = g_knobs.physical[dev]; break;
+        case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: v = 0; break;
+        case CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID: v = 0; break;
+        case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: v = 2619000; break;
+        case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: v = 5120; break;
+        case CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE: v = 52428800; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: v = 2048; break;
+        case CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT: v = 3; break;
+        case CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING: v = 1; break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: v = 9; break;
+        case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: v = 0; break;
+        case CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED: v = 1; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: v = 233472; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR: v = 65536; break;
+        case CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY: v = 1; break;
+        case CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS: v = 1; break;
+        case CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH: v = 1; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: v = 232448; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE: v = 32505856; break;
+        case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: v = 32; break;
+        case CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED: v = 1; break;
+        case CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: v = 1; break;
+        case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: v = 1; break;
+        case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: v = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; break;
+        case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: v = 0; break;
+        default: v = 0; break;
+    }
+    *pi = v;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuDeviceGetPCIBusId(char* pciBusId, int len, CUdevice dev) {
+    SIM_ENTER(cuDeviceGetPCIBusId);
+    if (!pciBusId || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    std::snprintf(pciBusId, size_t(len), "0000:%02X:00.0", unsigned(g_knobs.physical[dev]));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuDeviceTotalMem(size_t* bytes, CUdevice dev) {
+    SIM_ENTER(cuDeviceTotalMem);
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    *bytes = kTotalMem;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuDeviceCanAccessPeer(int* canAccessPeer, CUdevice dev, CUdevice peerDev) {
+    SIM_ENTER(cuDeviceCanAccessPeer);
+    if (!canAccessPeer) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_dev(dev) || !valid_dev(peerDev)) return CUDA_ERROR_INVALID_DEVICE;
+    *canAccessPeer = (dev != peerDev && g_knobs.peer_access) ? 1 : 0;
+    return CUDA_SUCCESS;
+}
+
+// The device's default pool, which is also its current pool (cuDeviceSetMemPool is not modelled).
+CUresult device_default_pool(CUmemoryPool* pool_out, CUdevice dev) {
+    if (!pool_out) return CUDA_ERROR_INVALID_VALUE;
+    if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    Excl lk(S().mu);
+    Pool* p = nullptr;
+    CUresult rc = default_pool(dev, &p);
+    if (rc == CUDA_SUCCESS) *pool_out = pool_handle(p);
+    return rc;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuDeviceGetDefaultMemPool(CUmemoryPool* pool_out, CUdevice dev) {
+    SIM_ENTER(cuDeviceGetDefaultMemPool);
+    return device_default_pool(pool_out, dev);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuDeviceGetMemPool(CUmemoryPool* pool, CUdevice dev) {
+    SIM_ENTER(cuDeviceGetMemPool);
+    return device_default_pool(pool, dev);
+}

@@ -1,0 +1,102 @@
+// api_stream_ordered_alloc.cpp - libcuda_sim exported: stream-ordered allocation and free (executed immediately).
+#include "sim_internal.hpp"
+
+// --- stream-ordered allocation (executed immediately) --------------------------
+SIM_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
+                                                   CUstream hStream) {
+    SIM_ENTER(cuMemAllocFromPoolAsync);
+    if (!dptr || !pool || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    Excl lk(S().mu);
+    int dev;
+    CUresult rc = resolve_stream(hStream, &dev);
+    if (rc != CUDA_SUCCESS) return rc;
+    Pool* p = find_pool(pool);
+    if (!p) return CUDA_ERROR_INVALID_HANDLE;
+    if (p->imported) return CUDA_ERROR_INVALID_VALUE;  // imported pools cannot allocate
+    if (bytesize > p->capacity) return CUDA_ERROR_OUT_OF_MEMORY;
+    size_t span = round_up(bytesize, p->align);
+    auto fb = p->free_blocks.begin();
+    for (; fb != p->free_blocks.end(); ++fb)
+        if (fb->second >= span) break;
+    if (fb == p->free_blocks.end()) return CUDA_ERROR_OUT_OF_MEMORY;
+    uint32_t slot = UINT32_MAX;
+    if (p->ipc) {
+        if (!p->free_slots.empty()) {
+            slot = p->free_slots.back();
+            p->free_slots.pop_back();
+        } else if (p->next_slot < kSlotCount) {
+            slot = p->next_slot++;
+        } else {
+            return CUDA_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    size_t off = fb->first, left = fb->second - span;
+    p->free_blocks.erase(fb);
+    if (left) p->free_blocks[off + span] = left;
+    Alloc a{bytesize, span, p->next_serial++, slot, dev};
+    p->allocs[off] = a;
+    if (p->ipc) {
+        ShmSlot* sl = reinterpret_cast<ShmSlot*>(p->map_base + kSlotTableOffset) + slot;
+        __atomic_store_n(&sl->offset, uint64_t(off), __ATOMIC_RELAXED);
+        __atomic_store_n(&sl->size, uint64_t(bytesize), __ATOMIC_RELAXED);
+        __atomic_store_n(&sl->serial, a.serial, __ATOMIC_RELEASE);
+    }
+    p->used_cur += span;
+    update_reserved(p);
+    *dptr = CUdeviceptr(reinterpret_cast<uintptr_t>(p->data) + off);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
+    SIM_ENTER(cuMemFreeAsync);
+    Excl lk(S().mu);
+    State& s = S();
+    int dev;
+    CUresult rc = resolve_stream(hStream, &dev);
+    if (rc != CUDA_SUCCESS) return rc;
+    auto it = region_at(uintptr_t(dptr));
+    if (it == s.regions.end() || it->second.kind == RegionKind::Tombstone) return CUDA_ERROR_INVALID_VALUE;
+    Region& r = it->second;
+    Pool* p = pool_by_id(r.pool_id);
+    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    if (r.kind == RegionKind::Import) {
+        if (it->first != uintptr_t(dptr)) return CUDA_ERROR_INVALID_VALUE;
+        // nvbug 5570902: one free unmaps the mapping for every alias.
+        s.aliases.erase(AliasKey{r.uid, r.offset, r.serial});
+        uintptr_t base = it->first;
+        size_t len = r.len;
+        s.regions.erase(it);
+        bury(base, len);
+        --p->live_imports;
+        maybe_release_pool(p);
+        return CUDA_SUCCESS;
+    }
+    size_t off = uintptr_t(dptr) - it->first;
+    auto a = p->allocs.find(off);
+    if (a == p->allocs.end()) return CUDA_ERROR_INVALID_VALUE;
+    if (a->second.slot != UINT32_MAX) {
+        ShmSlot* sl = reinterpret_cast<ShmSlot*>(p->map_base + kSlotTableOffset) + a->second.slot;
+        __atomic_store_n(&sl->serial, uint64_t(0), __ATOMIC_RELEASE);
+        p->free_slots.push_back(a->second.slot);
+    }
+    size_t span = a->second.span;
+    p->allocs.erase(a);
+    p->used_cur -= span;
+    // Return the block to the free list, merging with its neighbours.
+    auto ins = p->free_blocks.emplace(off, span).first;
+    auto next = std::next(ins);
+    if (next != p->free_blocks.end() && ins->first + ins->second == next->first) {
+        ins->second += next->second;
+        p->free_blocks.erase(next);
+    }
+    if (ins != p->free_blocks.begin()) {
+        auto prev = std::prev(ins);
+        if (prev->first + prev->second == ins->first) {
+            prev->second += ins->second;
+            p->free_blocks.erase(ins);
+        }
+    }
+    update_reserved(p);
+    maybe_release_pool(p);
+    return CUDA_SUCCESS;
+}

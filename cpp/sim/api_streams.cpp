@@ -1,0 +1,85 @@
+// api_streams.cpp - libcuda_sim exported: streams.
+#include "sim_internal.hpp"
+
+// --- streams -----------------------------------------------------------------
+SIM_EXPORT CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* phStream, unsigned int flags, int priority) {
+    SIM_ENTER(cuStreamCreateWithPriority);
+    if (!phStream) return CUDA_ERROR_INVALID_VALUE;
+    if (flags & ~unsigned(CU_STREAM_NON_BLOCKING)) return CUDA_ERROR_INVALID_VALUE;
+    int d = current_dev();
+    if (d < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    priority = std::min(kPrioLeast, std::max(kPrioGreatest, priority));
+    Excl lk(S().mu);
+    uint64_t id = S().next_id++;
+    S().streams[id] = Stream{d, flags, priority};
+    *phStream = reinterpret_cast<CUstream>(uintptr_t(make_handle(TAG_STREAM, id)));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream hStream) {
+    SIM_ENTER(cuStreamDestroy);
+    uint64_t id = handle_id(hStream, TAG_STREAM);
+    Excl lk(S().mu);
+    if (id == 0 || S().streams.erase(id) == 0) return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
+    SIM_ENTER(cuStreamSynchronize);
+    Shared lk(S().mu);
+    int d;
+    return resolve_stream(hStream, &d);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuStreamQuery(CUstream hStream) {
+    SIM_ENTER(cuStreamQuery);
+    Shared lk(S().mu);
+    int d;
+    return resolve_stream(hStream, &d);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
+    SIM_ENTER(cuStreamWaitEvent);
+    if (Flags & ~1u /*CU_EVENT_WAIT_EXTERNAL*/) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    int d;
+    CUresult rc = resolve_stream(hStream, &d);
+    if (rc != CUDA_SUCCESS) return rc;
+    if (!find_event(hEvent)) return CUDA_ERROR_INVALID_HANDLE;
+    return CUDA_SUCCESS;  // execution is synchronous: the event is complete
+}
+
+SIM_EXPORT CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int* priority) {
+    SIM_ENTER(cuStreamGetPriority);
+    if (!priority) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    int d;
+    CUresult rc = resolve_stream(hStream, &d);
+    if (rc != CUDA_SUCCESS) return rc;
+    auto it = S().streams.find(handle_id(hStream, TAG_STREAM));
+    *priority = it == S().streams.end() ? 0 : it->second.priority;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuStreamGetFlags(CUstream hStream, unsigned int* flags) {
+    SIM_ENTER(cuStreamGetFlags);
+    if (!flags) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    int d;
+    CUresult rc = resolve_stream(hStream, &d);
+    if (rc != CUDA_SUCCESS) return rc;
+    auto it = S().streams.find(handle_id(hStream, TAG_STREAM));
+    *flags = it == S().streams.end() ? 0u : it->second.flags;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
+    SIM_ENTER(cuStreamGetCtx);
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    int d;
+    CUresult rc = resolve_stream(hStream, &d);
+    if (rc != CUDA_SUCCESS) return rc;
+    *pctx = ctx_handle(d);
+    return CUDA_SUCCESS;
+}

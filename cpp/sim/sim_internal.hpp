@@ -1,0 +1,416 @@
+// sim_internal.hpp - what the parts of libcuda_sim.so share (not installed,
+// not exported): the entry point table and knobs, the state and its lock, the
+// validation helpers. Everything lives in namespace cuda_sim and has hidden
+// visibility; only the cu* entry points are exported (exports.map).
+//
+// Files (the sections of the former sim.cpp):
+//   knobs.cpp           entry point table, call counters, error names/texts, environment knobs
+//   state.cpp           tagged handles, the process state, the per-thread context stack, load/fork hooks
+//   common.cpp          entering an entry point (counting, latency, injected failures), handle lookups
+//   address_space.cpp   regions, tombstones, pointer validation, kernel-checked copies and fills
+//   pool_storage.cpp    pool creation (memfd for IPC pools), default pools, release of destroyed pools
+//   api_init_devices.cpp, api_contexts.cpp, api_streams.cpp, api_events.cpp, api_pools.cpp,
+//   api_stream_ordered_alloc.cpp, api_copies.cpp, api_pointer_queries.cpp, api_sim_helpers.cpp
+//                       the exported entry points, one family per file
+//
+// Ground rules:
+//  * Every handle and pointer is validated against a registry before use;
+//    bad input yields a CUresult, never a crash.
+//  * Handles are tagged integers, never dereferenced, never reused.
+//  * One process-wide reader/writer lock protects all state. Injected
+//    latency is slept before that lock is taken, so calls from different
+//    threads overlap.
+#pragma once
+
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
+#include <cuda.h>
+
+#include "../driver.hpp"  // CUDA_CORE_DRIVER_FUNCTIONS: the list we must export
+#include "errors.inc"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>  // std::shared_lock
+#include <new>
+#include <condition_variable>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#define SIM_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace cuda_sim {
+
+// ---------------------------------------------------------------------------
+// Entry point table, call counters, knobs (knobs.cpp)
+// ---------------------------------------------------------------------------
+enum Fn : int {
+#define SIM_FN_ENUM(name) FN_##name,
+    CUDA_CORE_DRIVER_FUNCTIONS(SIM_FN_ENUM)
+#undef SIM_FN_ENUM
+    FN_COUNT
+};
+
+extern const char* const kFnNames[FN_COUNT];
+extern std::atomic<unsigned long long> g_calls[FN_COUNT];
+
+constexpr int kMaxDevices = 64;
+
+struct Knobs {
+    unsigned long long latency_us[FN_COUNT] = {};
+    int fail_code[FN_COUNT] = {};
+    unsigned long long fail_every[FN_COUNT] = {};
+    int device_count = 1;
+    int physical[kMaxDevices] = {};  // visible ordinal -> physical device (CUDA_VISIBLE_DEVICES)
+    bool peer_access = true;
+    size_t default_pool_bytes = size_t(1) << 30;
+};
+extern Knobs g_knobs;
+
+extern std::atomic<bool> g_initialized;
+
+constexpr int kCtxStackDepth = 64;
+constexpr size_t kPage = 4096;
+constexpr size_t kSmallAlign = 512;
+constexpr size_t kMaxPoolBytes = size_t(64) << 30;
+constexpr size_t kChunk = size_t(2) << 20;  // reservation granularity
+constexpr size_t kTotalMem = size_t(80) << 30;
+constexpr int kPrioLeast = 0, kPrioGreatest = -5;
+constexpr size_t kMaxTombstones = 1024;
+
+// Undecorated names ("cuStreamDestroy"); a cuda.h version suffix is ignored.
+int fn_index(const char* name);
+
+struct ErrEntry {
+    CUresult code;
+    const char* name;
+};
+extern const ErrEntry kErrors[];
+// Index of error code c in kErrors, or -1.
+int err_index(int c);
+// The text of kErrors[i] (built once, never freed).
+const char* err_text(int i);
+// Builds the error texts (at load, so cuGetErrorString never allocates later).
+void load_err_texts();
+
+void warn(const std::string& msg);
+// Reads the environment knobs (README.md) into g_knobs; once, at load.
+void parse_knobs();
+
+// ---------------------------------------------------------------------------
+// State (state.cpp)
+// ---------------------------------------------------------------------------
+// Tagged handles: (tag << 40) | (id << 4). Never dereferenced.
+enum Tag : uint64_t { TAG_CTX = 0xC7, TAG_STREAM = 0x57, TAG_EVENT = 0xE7, TAG_POOL = 0x9B };
+uint64_t make_handle(Tag t, uint64_t id);
+uint64_t handle_id(const void* h, Tag t);
+
+struct Stream {
+    int dev;
+    unsigned flags;
+    int priority;
+};
+
+struct Event {
+    int dev;
+    unsigned flags;
+    bool recorded = false;
+    bool ipc_opened = false;
+    std::chrono::steady_clock::time_point when{};
+};
+
+// Shared header at the start of an IPC pool's memfd.
+constexpr char kPoolMagic[16] = "CUSIM-POOL-v1";
+constexpr uint32_t kSlotCount = 65536;
+constexpr size_t kSlotTableOffset = kPage;
+constexpr size_t kHeaderBytes = kSlotTableOffset + size_t(kSlotCount) * 32;  // page multiple
+
+struct ShmSlot {  // written by the owner only; read by importers
+    uint64_t serial;  // 0: free; else the live allocation's serial (atomic access)
+    uint64_t offset;
+    uint64_t size;
+    uint64_t reserved;
+};
+static_assert(sizeof(ShmSlot) == 32, "slot layout");
+
+struct ShmHeader {
+    char magic[16];
+    uint8_t uid[16];
+    uint64_t header_bytes;
+    uint64_t capacity;
+    int32_t loc_type;
+    int32_t loc_id;
+    uint32_t slot_count;
+    uint32_t align;
+};
+
+// 64-byte pointer export record (CUmemPoolPtrExportData).
+constexpr char kPtrMagic[8] = {'C', 'U', 'S', 'I', 'M', 'P', 'T', 'R'};
+struct PtrExport {
+    char magic[8];
+    uint8_t uid[16];
+    uint64_t offset;
+    uint64_t size;
+    uint64_t serial;
+    uint32_t slot;
+    uint32_t check;
+};
+static_assert(sizeof(PtrExport) <= sizeof(CUmemPoolPtrExportData), "export record fits");
+
+// 64-byte IPC event handle.
+constexpr char kEvtMagic[8] = {'C', 'U', 'S', 'I', 'M', 'E', 'V', 'T'};
+struct EvtExport {
+    char magic[8];
+    uint64_t pid;
+    uint64_t event_id;
+    uint32_t flags;
+    uint32_t check;
+};
+static_assert(sizeof(EvtExport) <= sizeof(CUipcEventHandle), "event handle fits");
+
+uint32_t checksum(const void* p, size_t n);
+
+using Uid = std::pair<uint64_t, uint64_t>;
+Uid uid_of(const uint8_t* b);
+
+struct Alloc {
+    size_t size;    // requested
+    size_t span;    // aligned size taken from the free list
+    uint64_t serial;
+    uint32_t slot;  // table slot (IPC pools), else UINT32_MAX
+    int dev;        // device of the allocating stream (for host pools)
+};
+
+struct Pool {
+    uint64_t id = 0;
+    bool is_default = false;
+    bool imported = false;
+    bool ipc = false;
+    bool host = false;  // HOST / HOST_NUMA location: "pinned" pool
+    int loc_type = CU_MEM_LOCATION_TYPE_DEVICE;
+    int loc_id = 0;
+    int owner_dev = 0;  // device that owns the pool (host pools: -1)
+    size_t capacity = 0;
+    size_t align = kSmallAlign;
+    uint8_t uid[16] = {};
+    int fd = -1;
+    char* map_base = nullptr;  // whole mapping (owner) or header mapping (importer)
+    size_t map_len = 0;
+    char* data = nullptr;  // owner: first data byte
+    ShmHeader* hdr = nullptr;
+    std::map<size_t, size_t> free_blocks;  // offset -> length
+    std::map<size_t, Alloc> allocs;        // offset -> allocation
+    std::vector<uint32_t> free_slots;
+    uint32_t next_slot = 0;
+    uint64_t next_serial = 1;
+    int reuse[3] = {1, 1, 1};
+    uint64_t release_threshold = 0;
+    uint64_t reserved_cur = 0, reserved_high = 0, used_cur = 0, used_high = 0;
+    std::vector<CUmemAccess_flags> access;
+    bool destroyed = false;
+    bool exported = false;  // ExportToShareableHandle called at least once
+    size_t live_imports = 0;
+};
+
+enum class RegionKind { PoolSpan, Import, Tombstone };
+struct Region {
+    RegionKind kind;
+    size_t len;            // bytes covered by the region
+    uint64_t pool_id = 0;  // PoolSpan: owner pool; Import: importing pool
+    size_t valid = 0;      // Import: usable bytes (requested size)
+    Uid uid{};             // Import: alias key
+    uint64_t offset = 0, serial = 0;
+};
+
+using AliasKey = std::tuple<Uid, uint64_t, uint64_t>;  // pool uid, offset, serial
+
+// A reader/writer lock that survives fork(). glibc's rwlock remembers the
+// writer's kernel TID, which changes in a forked child, so an rwlock held
+// across fork cannot be released there. This one keeps its state in plain
+// fields under a std::mutex: before fork the forking thread takes it
+// exclusively (and holds the inner mutex), and the child resets it.
+class ForkSafeRWLock {
+  public:
+    void lock() {
+        std::unique_lock<std::mutex> l(m_);
+        ++waiting_writers_;
+        cv_.wait(l, [this] { return !writer_ && readers_ == 0; });
+        --waiting_writers_;
+        writer_ = true;
+    }
+    void unlock() {
+        {
+            std::lock_guard<std::mutex> l(m_);
+            writer_ = false;
+        }
+        cv_.notify_all();
+    }
+    void lock_shared() {
+        std::unique_lock<std::mutex> l(m_);
+        cv_.wait(l, [this] { return !writer_ && waiting_writers_ == 0; });
+        ++readers_;
+    }
+    void unlock_shared() {
+        bool last;
+        {
+            std::lock_guard<std::mutex> l(m_);
+            last = --readers_ == 0;
+        }
+        if (last) cv_.notify_all();
+    }
+    void before_fork() {
+        lock();
+        m_.lock();
+    }
+    void after_fork_parent() {
+        m_.unlock();
+        unlock();
+    }
+    void after_fork_child() {
+        // Only the forking thread exists now; it holds the lock exclusively.
+        // A default pthread mutex does not check its owner on unlock; the
+        // condition variable may count waiters that no longer exist: renew it.
+        new (&cv_) std::condition_variable();
+        readers_ = 0;
+        waiting_writers_ = 0;
+        writer_ = false;
+        m_.unlock();
+    }
+
+  private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    int readers_ = 0;
+    int waiting_writers_ = 0;
+    bool writer_ = false;
+};
+
+struct State {
+    ForkSafeRWLock mu;
+    uint64_t next_id = 1;
+    int ctx_refcount[kMaxDevices] = {};
+    std::unordered_map<uint64_t, Stream> streams;
+    std::unordered_map<uint64_t, Event> events;
+    std::unordered_map<uint64_t, std::unique_ptr<Pool>> pools;
+    uint64_t default_pool[kMaxDevices] = {};
+    std::map<uintptr_t, Region> regions;
+    std::map<AliasKey, uintptr_t> aliases;  // live import mappings
+    std::deque<std::pair<uintptr_t, size_t>> tombstones;
+};
+State& S();
+
+extern thread_local int t_ctx_stack[kCtxStackDepth];  // device + 1
+extern thread_local int t_ctx_depth;
+
+int current_dev();
+CUcontext ctx_handle(int dev);
+int ctx_dev(CUcontext c);
+bool valid_dev(CUdevice d);
+
+using Shared = std::shared_lock<ForkSafeRWLock>;
+using Excl = std::unique_lock<ForkSafeRWLock>;
+
+// ---------------------------------------------------------------------------
+// Common helpers (common.cpp; callers hold S().mu as stated)
+// ---------------------------------------------------------------------------
+extern std::atomic<int> g_in_latency[FN_COUNT];      // calls inside their injected latency right now
+extern std::atomic<int> g_max_in_latency[FN_COUNT];  // the most that ever overlapped
+
+// Counts the call, sleeps its latency, injects its failure, checks cuInit.
+CUresult enter(Fn fn);
+
+#define SIM_ENTER(name)                                  \
+    do {                                                 \
+        CUresult sim_rc_ = enter(FN_##name);             \
+        if (sim_rc_ != CUDA_SUCCESS) return sim_rc_;     \
+    } while (0)
+
+// The device a stream works on; default streams need a current context.
+CUresult resolve_stream(CUstream s, int* dev);
+Event* find_event(CUevent e);
+Pool* find_pool(CUmemoryPool p);
+Pool* pool_by_id(uint64_t id);
+CUmemoryPool pool_handle(const Pool* p);
+
+inline size_t round_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+// The integer inside an enum argument, read without an enum load: callers of
+// a C API may pass any value (and UBSan's -fsanitize=enum would trap).
+template <class E>
+int raw(const E& e) {
+    static_assert(sizeof(E) == sizeof(int), "int-sized enum");
+    int v;
+    std::memcpy(&v, &e, sizeof(v));
+    return v;
+}
+
+// ---------------------------------------------------------------------------
+// Address space (address_space.cpp; callers hold S().mu as stated)
+// ---------------------------------------------------------------------------
+// Region lookup: the region containing address p, or regions.end().
+std::map<uintptr_t, Region>::iterator region_at(uintptr_t p);
+bool overlaps_any_region(uintptr_t p, size_t n);
+// Turn [addr, addr+len) into an inaccessible reservation. Requires exclusive lock.
+void bury(uintptr_t addr, size_t len);
+
+// What a device address refers to (shared lock held).
+struct Resolved {
+    enum Kind { None, Host, Device } kind = None;
+    Pool* pool = nullptr;       // owner pool or importing pool
+    uintptr_t base = 0;         // allocation / mapping base
+    size_t size = 0;            // usable size
+    const Alloc* alloc = nullptr;
+    const Region* region = nullptr;
+};
+
+// Finds the live allocation or import mapping containing p.
+bool resolve_device(uintptr_t p, Resolved* out, bool* in_region);
+// Is [p, p+n) readable host memory of this process?
+bool host_readable(uintptr_t p, size_t n);
+// Validate a range: inside one live device allocation, or host memory touching no simulator region.
+CUresult check_range(uintptr_t p, size_t n, Resolved* out);
+// Host-pool memory is accessible from a device only once it was granted access.
+CUresult check_device_access(const Resolved& r, int dev);
+// Copy / fill with kernel-checked access for host sides.
+CUresult do_copy(uintptr_t dst, bool dst_host, uintptr_t src, bool src_host, size_t n);
+CUresult do_fill(uintptr_t dst, bool host, const void* pattern, size_t psize, size_t count);
+
+// ---------------------------------------------------------------------------
+// Pool storage (pool_storage.cpp; exclusive lock held)
+// ---------------------------------------------------------------------------
+void random_bytes(uint8_t* out, size_t n);
+// Free resources of a destroyed pool once nothing refers to it.
+void maybe_release_pool(Pool* p);
+void update_reserved(Pool* p);
+// Create an owner pool. Returns nullptr + rc on failure.
+Pool* create_pool(bool ipc, bool host, int loc_type, int loc_id, size_t capacity, CUresult* rc);
+CUresult default_pool(int dev, Pool** out);
+
+}  // namespace cuda_sim
+
+// The exported entry points (global, extern "C") use the internals unqualified.
+using namespace cuda_sim;
