@@ -14,7 +14,7 @@ SWITCHES = (b"CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER", b"CUDA_CORE_TESTING_DISABL
 def extension_binaries():
     import cuda.core
 
-    found = sorted(Path(cuda.core.__file__).parent.glob("*.so"))
+    found = sorted(Path(cuda.core.__file__).parent.rglob("*.so"))
     assert found, f"no extension module next to {cuda.core.__file__}"
     return found
 
