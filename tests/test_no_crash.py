@@ -126,9 +126,12 @@ def hunt(env_name, env_extra):
 
 def check_environment(env_name, env_extra, min_calls):
     n, crashes, outcomes, info = hunt(env_name, env_extra)
+    found = next((line for line in info if line.startswith("discovered ")), "discovered ?")
     pool = next((line for line in info if line.startswith("pool=")), "pool=?")
+    unimportable = [line for line in info if line.startswith("unimportable ")]
     SUMMARY[env_name] = (f"{n} calls, {len(crashes)} crashed; outcomes "
-                         + ", ".join(f"{k}={v}" for k, v in sorted(outcomes.items())) + f"; {pool}")
+                         + ", ".join(f"{k}={v}" for k, v in sorted(outcomes.items()))
+                         + f"; {found}; receivers {pool}" + "".join(f"; {u}" for u in unimportable))
     print(f"[{env_name}] {SUMMARY[env_name]}")
     assert not crashes, (f"[{env_name}] {len(crashes)} call(s) killed the process "
                          f"({n} calls tried):\n" + "\n".join(f"  {label}: {how} ({alone})"

@@ -63,15 +63,17 @@ SKIP_DUNDERS = {
 # ------------------------------------------------------------------ discovery
 
 def discover():
-    """(classes, instances, functions): public API of cuda.core, by introspection."""
+    """(classes, instances, functions, modules, unimportable modules): the
+    public API of cuda.core, by introspection."""
     import cuda.core as root
 
     modules = {"cuda.core": root}
-    for info in pkgutil.walk_packages(root.__path__, "cuda.core."):
+    unimportable = []
+    for info in pkgutil.walk_packages(root.__path__, "cuda.core.", onerror=unimportable.append):
         try:
             modules[info.name] = importlib.import_module(info.name)
-        except Exception:  # noqa: BLE001  (an optional module that cannot import is not API here)
-            continue
+        except Exception as exc:  # noqa: BLE001  (reported in the summary, not API to call)
+            unimportable.append(f"{info.name} ({type(exc).__name__}: {exc})")
     objects = {}
     for name in getattr(root, "__all__", []):
         objects[f"cuda.core.{name}"] = getattr(root, name)
@@ -104,7 +106,7 @@ def discover():
             if ours(base):
                 classes.setdefault(base, base.__name__)
     order = sorted(classes, key=lambda c: (classes[c], c.__module__))
-    return {c: classes[c] for c in order}, instances, functions
+    return {c: classes[c] for c in order}, instances, functions, sorted(modules), unimportable
 
 
 def members(cls):
@@ -397,8 +399,12 @@ def main():
 
     log.attempt = attempt
 
-    classes, instances, functions = discover()
-    log.write(f"I classes={len(classes)} functions={len(functions)} instances={len(instances)}")
+    classes, instances, functions, modules, unimportable = discover()
+    log.write(f"I discovered modules={len(modules)} classes={len(classes)} functions={len(functions)} "
+              f"instances={len(instances)}")
+    log.write("I classes " + " ".join(classes.values()))
+    if unimportable:
+        log.write("I unimportable " + " | ".join(map(str, unimportable)))
     pool = Pool(classes)
     for name, obj in sorted(instances.items()):
         pool.add(name, lambda obj=obj: obj, obj)
