@@ -104,7 +104,8 @@ def hunt(env_name, env_extra):
             if rc == 0 and done:
                 break
             pending = [i for i in started if i not in ended]
-            if rc not in ("timeout",) and (not isinstance(rc, int) or rc >= 0) or not pending:
+            died = rc == "timeout" or rc < 0  # a hang or a signal; rc > 0 is the harness's own failure
+            if not died or not pending:
                 pytest.fail(f"[{env_name}] the call child failed by itself (rc={rc}):\n{err[-3000:]}")
             idx = max(pending)
             phase, label = started[idx]
@@ -184,3 +185,31 @@ def test_no_call_crashes_on_the_simulated_driver():
     check_environment("simulated driver", {"CUDA_CORE_DRIVER_LIBRARY": os.environ["CUDA_CORE_DRIVER_LIBRARY"]},
                       20000)
     assert DRIVER_SIMULATED
+
+
+# The harness itself: a crash it must find and name. A sitecustomize on the
+# children's path makes repr() of the cuda.core.system object kill the process.
+CRASH_ON_REPR_OF_SYSTEM = """
+import builtins, os, signal, sys
+_repr = builtins.repr
+def _crashing_repr(obj):
+    core = sys.modules.get("cuda.core")
+    if core is not None and type(obj) is type(core.system):
+        os.kill(os.getpid(), signal.SIGSEGV)
+    return _repr(obj)
+builtins.repr = _crashing_repr
+"""
+
+
+@pytest.mark.ours_only
+@pytest.mark.no_driver_ok
+def test_the_harness_names_each_crashing_call(tmp_path):
+    (tmp_path / "sitecustomize.py").write_text(CRASH_ON_REPR_OF_SYSTEM)
+    path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)
+    n, crashes, outcomes, _ = hunt("crash injected", {"CUDA_CORE_DRIVER_LIBRARY": "/nonexistent/libcuda.so.1",
+                                                      "PYTHONPATH": path})
+    assert crashes, "a SIGSEGV in repr(cuda.core.system) was not found"
+    for label, how, alone in crashes:
+        assert label.startswith("repr([") and how == "killed by SIGSEGV" and alone == "alone", (label, how, alone)
+    assert outcomes["CRASH"] == len(crashes)
+    assert n > 5000, n  # the hunt went on past each crash

@@ -56,7 +56,7 @@ SKIP_DUNDERS = {
     "__reduce_cython__", "__class__", "__doc__", "__module__", "__dict__", "__weakref__", "__slots__",
     "__annotations__", "__pyx_vtable__", "__dataclass_fields__", "__dataclass_params__",
     "__match_args__", "__hash__", "__eq__", "__ne__", "__repr__", "__str__", "__qualname__",
-    "__firstlineno__", "__static_attributes__", "__orig_bases__", "__parameters__", "__abstractmethods__",
+    "__firstlineno__", "__static_attributes__", "__slotnames__", "__orig_bases__", "__parameters__", "__abstractmethods__",
 }
 
 
@@ -109,8 +109,19 @@ def discover():
     return {c: classes[c] for c in order}, instances, functions, sorted(modules), unimportable
 
 
+_MEMBERS = {}
+
+
 def members(cls):
-    """{name: kind} for the public members of cls; kind in attr/method/static."""
+    """{name: kind} for the public members of cls; kind in attr/method/static.
+    Computed once per class: calls may add attributes to a class (pickle adds
+    __slotnames__), and the numbering of calls must not change with them."""
+    if cls not in _MEMBERS:
+        _MEMBERS[cls] = _members(cls)
+    return _MEMBERS[cls]
+
+
+def _members(cls):
     out = {}
     for name in sorted(set(dir(cls))):
         if name.startswith("_") and (not (name.startswith("__") and name.endswith("__")) or name in SKIP_DUNDERS):
@@ -196,15 +207,17 @@ class Log:
         os.write(self.fd, (line + "\n").encode("utf-8", "backslashreplace"))
 
     def attempt(self, label, fn, setup=False):
-        """Run fn() as call number idx; returns (ok, result). Probes before
-        --from (and all but --only) are not run; setup calls always run."""
+        """Run fn() as call number idx; returns (ok, result), ok None when the
+        call was not run: probes before --from (and all but --only), and
+        labels in --skip. Setup calls always run otherwise. The numbering
+        never depends on which calls ran."""
         idx = self.idx
         self.idx += 1
         label = label.replace("\n", " ")[:300]
         if label in self.skip:
-            return False, None
+            return None, None
         if not setup and (idx < self.start or (self.only is not None and idx != self.only)):
-            return False, None
+            return None, None
         self.write(f"S {idx} {'setup' if setup else 'probe'} {label}")
         try:
             result = fn()
@@ -441,10 +454,11 @@ def main():
             for vlabel, vals in variants:
                 label = f"{flabel}({vlabel})"
                 make = (lambda fn=fn, pl=pl, vals=vals: call_with(fn, pl, vals))
-                ok, res = log.attempt(label, make, setup=True)
-                if ok and len(seen) < MAX_PER_FACTORY and safe_repr(res) not in seen:
-                    if pool.collect(label, make, res):
-                        seen.add(safe_repr(res))
+                ok, made = log.attempt(label, lambda make=make: (lambda r: (r, safe_repr(r)))(make()), setup=True)
+                if ok and len(seen) < MAX_PER_FACTORY and made[1] not in seen:
+                    if pool.collect(label, make, made[0]):
+                        seen.add(made[1])
+                made = None
 
     # Levels 1..: class-level callables with required parameters filled from
     # the pool, and products of pooled instances.
@@ -524,7 +538,7 @@ def main():
     # Probes.
     choices = BASE_VALUES + pool.value_choices()
     for name, fn in sorted(functions.items()):
-        probe_callable(log, name, lambda fn=fn: fn, choices, None)
+        probe_callable(log, name, lambda fn=fn: fn, fn, choices, None)
     for entry in pool.entries:
         cls = type(entry.obj)
         for m, kind in members(cls).items():
@@ -539,9 +553,10 @@ def main():
                     holder["obj"] = e.make()
                 return getattr(holder["obj"], m)
 
-            ok, _ = log.attempt(f"[{entry.label}] fresh copy for {m}", lambda: receiver(), setup=False)
-            if ok:
-                probe_callable(log, label, receiver, choices, good_args.get((cls, m)))
+            # Probed even when no fresh copy can be made (each call then raises): the
+            # numbering of calls must not depend on outcomes.
+            log.attempt(f"[{entry.label}] fresh copy for {m}", lambda: receiver(), setup=False)
+            probe_callable(log, label, receiver, getattr(cls, m), choices, good_args.get((cls, m)))
             holder.clear()
         probe_protocols(log, entry, choices)
 
@@ -553,14 +568,12 @@ def main():
     log.write(f"DONE {log.idx}")
 
 
-def probe_callable(log, label, get_fn, choices, good):
+def probe_callable(log, label, get_fn, declared, choices, good):
     """Call get_fn() with argument tuples built from choices; one parameter
     varied at a time over `good` (values that worked in setup) or over its
-    default / a guess."""
-    try:
-        plist, variadic = params_of(get_fn())
-    except Exception:  # noqa: BLE001
-        plist, variadic = None, True
+    default / a guess. `declared` (the function as the class holds it) gives
+    the parameters, so nothing runs outside a logged call."""
+    plist, variadic = params_of(declared)
     if plist is None:
         plist = [("a", inspect.Parameter.POSITIONAL_ONLY, False, None)]
     if not plist:
