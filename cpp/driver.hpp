@@ -1,8 +1,16 @@
 // driver.hpp - lazily loaded CUDA driver API: one function table per process.
 //
 // libcuda is dlopen()ed on first use (libcuda.so.1, or the file named by
-// CUDA_CORE_DRIVER_LIBRARY, e.g. the simulated driver in cpp/sim). Nothing
-// here includes <Python.h>.
+// CUDA_CORE_DRIVER_LIBRARY, e.g. the simulated driver in cpp/sim). An empty
+// CUDA_CORE_DRIVER_LIBRARY is an error that names the variable (it is not
+// read as "unset": a script whose path variable came out empty must not
+// silently get the system driver). Nothing here includes <Python.h>.
+//
+// No entry point is ever null: until the driver has loaded, every entry of
+// driver() loads it on first use and then calls the real entry, or returns
+// why it could not be loaded (CUDA_ERROR_NOT_INITIALIZED with
+// driver_load_error(), or the CUresult of a failing cuInit). A library that
+// lacks any entry point is refused as a whole, naming what it lacks.
 #pragma once
 
 #include <cuda.h>
@@ -71,7 +79,7 @@ namespace cuda_core {
     X(cuMemGetAddressRange)           \
     X(cuPointerGetAttribute)
 
-// The resolved entry points. Member `cuFoo_` has the exact type of cuda.h's cuFoo.
+// The entry points. Member `cuFoo_` has the exact type of cuda.h's cuFoo.
 struct DriverTable {
 #define CUDA_CORE_DECLARE_MEMBER(name) decltype(&::name) name##_ = nullptr;
     CUDA_CORE_DRIVER_FUNCTIONS(CUDA_CORE_DECLARE_MEMBER)
@@ -79,12 +87,13 @@ struct DriverTable {
 };
 
 // Loads the driver once per process and calls cuInit(0); thread-safe.
-// Returns CUDA_SUCCESS, the CUresult of a failing cuInit, or
-// CUDA_ERROR_NOT_INITIALIZED when no library could be loaded (see
-// driver_load_error()). Never throws.
+// Returns CUDA_SUCCESS, the CUresult of a failing cuInit (a stub libcuda:
+// CUDA_ERROR_STUB_LIBRARY), or CUDA_ERROR_NOT_INITIALIZED when no usable
+// library could be loaded (see driver_load_error()). Never throws.
 CUresult ensure_driver_loaded() noexcept;
 
-// Requires ensure_driver_loaded() == CUDA_SUCCESS earlier on some thread.
+// The process table; every entry is callable at any time (see above), so a
+// call site needs no ensure_driver_loaded() of its own to be safe. Owns nothing.
 const DriverTable& driver() noexcept;
 
 // Why loading failed ("" when it did not fail, or when nothing was tried yet).
@@ -96,11 +105,13 @@ std::string driver_library_path();
 // True when the loaded driver is the simulated one (it exports cuSimIsSimulator).
 bool driver_is_simulated() noexcept;
 
-// Test seam (GoogleTest): replace the process table by `table` (nullptr restores
-// the lazily loaded one). Not thread-safe against concurrent driver use.
+// Test seam (GoogleTest): replace the process table by a copy of `table` in
+// which null entries return CUDA_ERROR_NOT_FOUND (nullptr restores the lazily
+// loaded one). Not thread-safe against concurrent driver use.
 void install_driver_table_for_testing(const DriverTable* table) noexcept;
 
-// CUresult -> "CUDA_ERROR_INVALID_VALUE" / "invalid argument"; works without a driver.
+// CUresult -> "CUDA_ERROR_INVALID_VALUE" / "invalid argument"; works without a
+// driver: every enumerator of cuda.h (13.0) has its name, the common ones a text.
 std::string error_name(CUresult code);
 std::string error_text(CUresult code);
 
