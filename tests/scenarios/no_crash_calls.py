@@ -62,6 +62,15 @@ SKIP_DUNDERS = {
 
 # ------------------------------------------------------------------ discovery
 
+
+def reports_closed(obj):
+    """True when obj.is_closed says so; any error reading it (e.g. cuda_utils.driver
+    without cuda-bindings raises ImportError on attribute access) counts as not closed."""
+    try:
+        return getattr(obj, "is_closed", False) is True
+    except Exception:
+        return False
+
 def discover():
     """(classes, instances, functions, modules, unimportable modules): the
     public API of cuda.core, by introspection."""
@@ -298,7 +307,7 @@ def guess_for(pool, pname, context):
     best = None
     for e in pool.entries:
         cname = type(e.obj).__name__.lower()
-        if getattr(e.obj, "is_closed", False) is True:
+        if reports_closed(e.obj):
             continue
         score = sum(1 for w in words if w in cname)
         if "options" in words and not any(w in cname for w in context.lower().split("_") if len(w) > 2):
@@ -331,7 +340,7 @@ def fill_args(log, pool, label, get_fn, plist, context):
         names = [p[0] for p in plist]
         if pname not in names or cls is None:
             return False, None, values
-        live = [e.obj for e in pool.of(cls) if getattr(e.obj, "is_closed", False) is not True]
+        live = [e.obj for e in pool.of(cls) if not reports_closed(e.obj)]
         if not live or values[names.index(pname)] is live[0]:
             return False, None, values
         values[names.index(pname)] = live[0]
@@ -365,7 +374,7 @@ def fill_variants(log, pool, label, get_fn, plist, context, done):
         if not any(e.obj is v for e in pool.entries):
             continue
         for alt in pool.of(type(v))[:MAX_ALTERNATIVES + 1]:
-            if alt.obj is v or getattr(alt.obj, "is_closed", False) is True:
+            if alt.obj is v or reports_closed(alt.obj):
                 continue
             key = (label, i, id(alt))
             if key in done:
@@ -514,7 +523,7 @@ def main():
                     if ok and res is not fresh:
                         pool.collect(label + "()", lambda e=entry, m=m: getattr(e.make(), m)(), res)
                     if ok:
-                        if fresh is not None and getattr(fresh, "is_closed", False) is True \
+                        if fresh is not None and reports_closed(fresh) \
                                 and " after " not in entry.label and "=[" not in entry.label:
                             def closed(e=entry, m=m):
                                 o = e.make()
