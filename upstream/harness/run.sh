@@ -66,7 +66,7 @@ run() {
     local out rc=0
     out=$(timeout $((WATCHDOG + 20)) "$bin" "$@" 2>"$OUT/last.stderr") || rc=$?
     echo "$out"
-    [[ -s "$OUT/last.stderr" ]] && sed 's/^/    stderr: /' "$OUT/last.stderr" | head -5
+    if [[ -s "$OUT/last.stderr" ]]; then head -n 5 "$OUT/last.stderr" | sed "s/^/    stderr: /"; fi
     if [[ $expect == ok && $rc -eq 0 ]]; then record "PASS  $name: completed, all imports read back correctly"
     elif [[ $expect == deadlock && $rc -eq 3 ]]; then record "PASS  $name: deadlock detected by the watchdog, as expected"
     elif [[ $expect == nodeadlock && ( $rc -eq 0 || $rc -eq 1 ) ]]; then
