@@ -51,7 +51,7 @@ if [[ $ONLY_PY == 0 ]]; then
     [[ -x ci/cpp_tests.sh ]] && step "GoogleTest (ctest)" bash ci/cpp_tests.sh
     [[ -x ci/thread_safety.sh ]] && step "clang thread-safety analysis + negative compiles" bash ci/thread_safety.sh
     [[ -x ci/sanitizers.sh ]] && step "TSan + ASan/UBSan" bash ci/sanitizers.sh
-    step "upstream patch check" bash ci/check_upstream_patch.sh --allow-no-source
+    step "upstream patches: checks + harness on the simulator" bash ci/check_upstream_patch.sh
     [[ -f bench/run.py ]] && step "benchmark smoke test (simulated driver)" \
         env CUDA_CORE_DRIVER_LIBRARY="$SIM_LIB" "$PY" bench/run.py --quick
 fi
