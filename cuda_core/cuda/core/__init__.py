@@ -5,7 +5,12 @@ imports of different allocations run concurrently. ``import cuda.core`` works
 without a GPU or driver; the first call that needs the driver raises
 :class:`~cuda.core._utils.cuda_utils.CUDAError` saying what is missing.
 """
-from cuda.core._core import (
+from cuda.core._ipcsafe import UPSTREAM_API_VERSION as __version__  # noqa: F401  (README, "Versions")
+from cuda.core._ipcsafe import __ipcsafe_version__, check_not_mixed_with_upstream
+
+check_not_mixed_with_upstream()  # before anything that a mixed install may have overwritten
+
+from cuda.core._core import (  # noqa: E402
     LEGACY_DEFAULT_STREAM,
     PER_THREAD_DEFAULT_STREAM,
     Buffer,
@@ -25,9 +30,9 @@ from cuda.core._core import (
     StreamOptions,
     system,
 )
-from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning
+from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning  # noqa: E402
 
-__version__ = "0.1.0"
+del check_not_mixed_with_upstream
 
 __all__ = [
     "Buffer",

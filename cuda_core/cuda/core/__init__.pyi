@@ -22,6 +22,7 @@ from cuda.core._core import (
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning
 
 __version__: str
+__ipcsafe_version__: str
 
 __all__ = [
     "Buffer",
