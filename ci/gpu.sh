@@ -3,6 +3,8 @@
 # on the real driver, the seed reproducer, the churn, the same scenarios
 # against upstream cuda.core (expected: deadlock, caught by the watchdog), and
 # the benchmarks. Prints a short summary last. Logs go to $OUT (or build/gpu-logs).
+# Installs the wheel from dist/ (ci/wheel.sh; carry "dist" to the GPU machine)
+# when present, else builds a wheel there without network.
 #
 #   bash ci/gpu.sh [--no-bench] [--quick] [--tests "FILES"] [--no-upstream] [--probe]
 #     --tests "FILES"  run only these pytest files (hostile inputs run when listed)
@@ -43,10 +45,23 @@ exec $BASE_PY "\$@"
 PYEOF
 chmod +x build/gpupy
 PY=$ROOT/build/gpupy
-if "$BASE_PY" -m pip install -q --no-build-isolation --no-index --no-deps --target build/gpusite . >"$LOGS/build.log" 2>&1; then
-    note "build: ok ($(( $(date +%s) - t0 )) s)"
+# The wheel users install: dist/'s (from ci/wheel.sh, carried to this machine)
+# when this interpreter can take it; else one built here without network
+# (--no-build-isolation: the image's setuptools/Cython, its CUDA toolkit's cuda.h).
+install_wheel() { "$BASE_PY" -m pip install -q --no-index --no-deps --target build/gpusite "$1" >>"$LOGS/build.log" 2>&1; }
+: >"$LOGS/build.log"
+carried=$(ls dist/cuda_core_ipcsafe-*manylinux*.whl 2>/dev/null | head -1 || true)
+if [[ -n "$carried" ]] && install_wheel "$carried"; then
+    note "install: carried wheel $(basename "$carried") ($(( $(date +%s) - t0 )) s)"
 else
-    tail -30 "$LOGS/build.log"; note "build: FAILED"; printf '%s\n' "${SUMMARY[@]}"; exit 1
+    [[ -n "$carried" ]] && note "carried wheel $(basename "$carried") does not fit this interpreter: building one here"
+    rm -rf build/gpu-wheel build/gpusite
+    if "$BASE_PY" -m pip wheel -q --no-build-isolation --no-index --no-deps -w build/gpu-wheel . >>"$LOGS/build.log" 2>&1 &&
+       install_wheel build/gpu-wheel/cuda_core_ipcsafe-*.whl; then
+        note "build: wheel built here ($(ls build/gpu-wheel)) ($(( $(date +%s) - t0 )) s)"
+    else
+        tail -30 "$LOGS/build.log"; note "build: FAILED"; printf '%s\n' "${SUMMARY[@]}"; exit 1
+    fi
 fi
 if ! "$PY" -c "import cuda.core._core"; then
     "$BASE_PY" -c "import cuda, sys; print('cuda package:', cuda.__path__, sys.path)"

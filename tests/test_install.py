@@ -37,7 +37,7 @@ def test_mixed_install_names_both_distributions_and_the_fix(tmp_path):
     assert str(tmp_path / "cuda" / "core") in msg
     assert ("/v/bin/python -m pip uninstall -y cuda-core cuda-core-ipcsafe && "
             "/v/bin/python -m pip install '/w/dist/cuda_core_ipcsafe-0.1.0.whl'") in msg
-    assert "pip install 'cuda-core==1.2.2'" in msg
+    assert "pip install 'cuda-core[cu13]==1.2.2'" in msg
 
 
 def test_no_message_without_upstream(tmp_path):

@@ -65,7 +65,7 @@ def mixed_install_message(site_dir=_SITE_DIR, python=sys.executable):
         f"    {python} -m pip uninstall -y {UPSTREAM_DIST_NAME} {DIST_NAME} && "
         f"{python} -m pip install '{source}'\n"
         f"(to keep NVIDIA's instead: {python} -m pip uninstall -y {DIST_NAME} {UPSTREAM_DIST_NAME} && "
-        f"{python} -m pip install '{UPSTREAM_DIST_NAME}=={theirs_version}')"
+        f"{python} -m pip install '{UPSTREAM_DIST_NAME}[cu13]=={theirs_version}', or [cu12] for CUDA 12)"
     )
 
 
