@@ -4,7 +4,9 @@
 # against upstream cuda.core (expected: deadlock, caught by the watchdog), and
 # the benchmarks. Prints a short summary last. Logs go to $OUT (or build/gpu-logs).
 # Installs the wheel from dist/ (ci/wheel.sh; carry "dist" to the GPU machine)
-# when present, else builds a wheel there without network.
+# when the machine's python3 can take it, else builds a wheel there without
+# network. The H200 image's python3 is 3.12: build the carried wheel with
+# `PYTHON=python3.12 bash ci/wheel.sh --build-only`.
 #
 #   bash ci/gpu.sh [--no-bench] [--quick] [--tests "FILES"] [--no-upstream] [--probe]
 #     --tests "FILES"  run only these pytest files (hostile inputs run when listed)
