@@ -66,3 +66,25 @@ def test_import_checks_its_own_directory():
 
     assert os.path.join(_ipcsafe._SITE_DIR, "cuda", "core") == os.path.dirname(os.path.abspath(cuda.core.__file__))
     assert _ipcsafe.mixed_install_message() is None
+
+
+def test_the_check_at_import_is_one_directory_listing():
+    """Without upstream installed beside it, importing cuda.core does not import
+    importlib.metadata (its import costs more than the rest of cuda.core's)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", "import sys, cuda.core; print('importlib.metadata' in sys.modules)"],
+                         capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_egg_info_of_upstream_counts_too(tmp_path):
+    from cuda.core._ipcsafe import _lists_upstream_metadata
+
+    assert not _lists_upstream_metadata(str(tmp_path))
+    (tmp_path / "cuda_core_ipcsafe-0.1.0.dist-info").mkdir()
+    assert not _lists_upstream_metadata(str(tmp_path))
+    (tmp_path / "cuda_core.egg-info").mkdir()
+    assert _lists_upstream_metadata(str(tmp_path))
+    assert not _lists_upstream_metadata(str(tmp_path / "missing"))

@@ -15,13 +15,13 @@ names), so pip lets the one installed last overwrite the other's files, and
 uninstalling either deletes files the other needs. When this package's
 ``__init__`` runs and NVIDIA's ``cuda-core`` is installed in the same directory,
 ``import cuda.core`` raises ImportError naming both and the command that fixes it.
-The check reads only that directory's ``*.dist-info`` names (one directory
-listing), not every distribution on sys.path.
+The check costs one listing of that directory: importlib.metadata (whose own
+import costs more than the rest of ``import cuda.core``) is imported only when
+the listing shows upstream's metadata, to read the versions for the message.
 """
 import json
 import os
 import sys
-from importlib import metadata
 
 __ipcsafe_version__ = "0.1.0"
 UPSTREAM_API_VERSION = "1.2.2"
@@ -46,9 +46,28 @@ def _install_source(dist):
     return url or DIST_NAME
 
 
+def _lists_upstream_metadata(site_dir):
+    """Whether `site_dir` holds cuda-core's *.dist-info (or *.egg-info): one listing."""
+    try:
+        entries = os.listdir(site_dir)
+    except OSError:
+        return False
+    wanted = UPSTREAM_DIST_NAME.replace("-", "_")
+    for entry in entries:
+        stem, dot, suffix = entry.rpartition(".")
+        # <name>-<version>.dist-info, <name>[-<version>...].egg-info; <name> escaped with "_"
+        if dot and suffix in ("dist-info", "egg-info") and stem.split("-", 1)[0].lower().replace(".", "_") == wanted:
+            return True
+    return False
+
+
 def mixed_install_message(site_dir=_SITE_DIR, python=sys.executable):
     """The ImportError text when both cuda-core-ipcsafe and NVIDIA's cuda-core
     are installed in `site_dir`; None when they are not."""
+    if not _lists_upstream_metadata(site_dir):
+        return None
+    from importlib import metadata  # only now: its import is the costly part (module docstring)
+
     upstream = list(metadata.distributions(name=UPSTREAM_DIST_NAME, path=[site_dir]))
     if not upstream:
         return None
