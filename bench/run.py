@@ -14,7 +14,8 @@
   points elsewhere (e.g. the simulated driver, for CI); the raw program and
   our package both honour it. Upstream always needs the real driver.
 * Progress goes to stderr; the result table is printed LAST on stdout and
-  written, with every number, to bench/results/<UTC date>_<commit>[_sim].{json,md}.
+  written, with every number, to build/bench/results/<UTC date>_<commit>[_sim].{json,md}
+  (--results-dir to change; bench/results/ holds only H200 runs committed on purpose).
   Targets print PASS/MISS; they never change the exit code (0 unless the
   harness itself breaks).
 """
@@ -324,7 +325,9 @@ def main():
     ap.add_argument("--quick", action="store_true", help="smoke test: few iterations, no meaningful numbers")
     ap.add_argument("--budget", type=float, default=None, help="watchdog seconds per threaded child")
     ap.add_argument("--cuda-home", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
-    ap.add_argument("--results-dir", default=str(HERE / "results"))
+    ap.add_argument("--results-dir", default=str(REPO / "build" / "bench" / "results"),
+                    help="where the .json/.md go (default build/bench/results; copy a GPU run to bench/results/ "
+                         "to commit it)")
     ap.add_argument("--no-raw", action="store_true", help="skip the raw driver program")
     args = ap.parse_args()
     started = time.monotonic()
