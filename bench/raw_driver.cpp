@@ -365,13 +365,32 @@ std::string importer(int sock, const Options& o) {
         std::vector<CUdeviceptr> ptrs(mem_count);
         long long rss[5];
         rss[0] = rss_bytes();
-        for (int cycle = 0; cycle < 2; ++cycle) {
-            for (size_t k = 0; k < mem_count; ++k)
-                CHECK(drv.cuMemPoolImportPointer(&ptrs[k], mem_pool, &mem_exports[k]));
+        // A failure here (e.g. a driver limit on live imports) is reported in
+        // the JSON, not fatal: the other rows' numbers must still come back.
+        CUresult failed = CUDA_SUCCESS;
+        size_t failed_at = 0;
+        for (int cycle = 0; cycle < 2 && failed == CUDA_SUCCESS; ++cycle) {
+            size_t got = 0;
+            for (; got < mem_count; ++got) {
+                failed = drv.cuMemPoolImportPointer(&ptrs[got], mem_pool, &mem_exports[got]);
+                if (failed != CUDA_SUCCESS) break;
+            }
+            failed_at = got;
             rss[1 + 2 * cycle] = rss_bytes();
-            for (size_t k = 0; k < mem_count; ++k) CHECK(drv.cuMemFreeAsync(ptrs[k], stream));
+            for (size_t k = 0; k < got; ++k) CHECK(drv.cuMemFreeAsync(ptrs[k], stream));
             CHECK(drv.cuStreamSynchronize(stream));
             rss[2 + 2 * cycle] = rss_bytes();
+        }
+        if (failed != CUDA_SUCCESS) {
+            const char* name = nullptr;
+            drv.cuGetErrorName(failed, &name);
+            char ebuf[256];
+            std::snprintf(ebuf, sizeof ebuf, ", \"memory\": {\"error\": \"cuMemPoolImportPointer failed at import %zu: %s\"}",
+                          failed_at, name ? name : "?");
+            out += ebuf;
+            CHECK(drv.cuMemPoolDestroy(mem_pool));
+            close(mem_fd);
+            mem_fd = -1;
         }
         char buf[512];
         std::snprintf(buf, sizeof buf,
@@ -381,9 +400,11 @@ std::string importer(int sock, const Options& o) {
                       size_t(mem_count), rss[0], rss[1], rss[2], rss[3], rss[4],
                       double(rss[1] - rss[0]) / double(mem_count), double(rss[3] - rss[2]) / double(mem_count),
                       rss[4] - rss[2]);
-        out += buf;
-        CHECK(drv.cuMemPoolDestroy(mem_pool));
-        close(mem_fd);
+        if (mem_fd >= 0) {
+            out += buf;
+            CHECK(drv.cuMemPoolDestroy(mem_pool));
+            close(mem_fd);
+        }
     }
     CHECK(drv.cuStreamSynchronize(stream));
     CHECK(drv.cuMemPoolDestroy(pool));
