@@ -363,13 +363,13 @@ std::string importer(int sock, const Options& o) {
         CHECK(drv.cuMemPoolImportFromShareableHandle(&mem_pool, reinterpret_cast<void*>(intptr_t(mem_fd)),
                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
         std::vector<CUdeviceptr> ptrs(mem_count);
-        long long rss[5];
+        long long rss[7];
         rss[0] = rss_bytes();
         // A failure here (e.g. a driver limit on live imports) is reported in
         // the JSON, not fatal: the other rows' numbers must still come back.
         CUresult failed = CUDA_SUCCESS;
         size_t failed_at = 0;
-        for (int cycle = 0; cycle < 2 && failed == CUDA_SUCCESS; ++cycle) {
+        for (int cycle = 0; cycle < 3 && failed == CUDA_SUCCESS; ++cycle) {
             size_t got = 0;
             for (; got < mem_count; ++got) {
                 failed = drv.cuMemPoolImportPointer(&ptrs[got], mem_pool, &mem_exports[got]);
@@ -398,8 +398,8 @@ std::string importer(int sock, const Options& o) {
                       "\"rss_closed_1\": %lld, \"rss_live_2\": %lld, \"rss_closed_2\": %lld, "
                       "\"rss_per_import_1\": %.1f, \"rss_per_import_2\": %.1f, \"rss_growth_after_close\": %lld}",
                       size_t(mem_count), rss[0], rss[1], rss[2], rss[3], rss[4],
-                      double(rss[1] - rss[0]) / double(mem_count), double(rss[3] - rss[2]) / double(mem_count),
-                      rss[4] - rss[2]);
+                      double(rss[1] - rss[0]) / double(mem_count), double(rss[5] - rss[4]) / double(mem_count),
+                      rss[6] - rss[4]);
         if (mem_fd >= 0) {
             out += buf;
             CHECK(drv.cuMemPoolDestroy(mem_pool));

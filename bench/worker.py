@@ -346,6 +346,9 @@ def _child_memory(q_in, q_out, budget):
     rss0 = _rss_bytes()
     live1, cache_live1, size_of, closed1, cache_closed1 = cycle()
     live2, cache_live2, _, closed2, cache_closed2 = cycle()
+    # The allocator settles over the first cycles (glibc keeps freed arenas):
+    # growth is judged between the second and the third, both warm.
+    live3, cache_live3, _, closed3, cache_closed3 = cycle()
     gc.collect()
     tracemalloc.start()
     traced0 = tracemalloc.get_traced_memory()[0]
@@ -361,12 +364,12 @@ def _child_memory(q_in, q_out, budget):
     tracemalloc.stop()
     out.update({
         "rss_start": rss0, "rss_live_1": live1, "rss_closed_1": closed1, "rss_live_2": live2,
-        "rss_closed_2": closed2,
-        "rss_per_import_1": (live1 - rss0) / n, "rss_per_import_2": (live2 - closed1) / n,
-        "rss_growth_after_close": closed2 - closed1,
+        "rss_closed_2": closed2, "rss_live_3": live3, "rss_closed_3": closed3,
+        "rss_per_import_1": (live1 - rss0) / n, "rss_per_import_2": (live3 - closed2) / n,
+        "rss_growth_after_close": closed3 - closed2,
         "py_per_import": (traced1 - traced0) / n, "py_left_after_close": traced2 - traced0,
         "buffer_getsizeof": size_of,
-        "cache_entries_live": cache_live2, "cache_entries_closed": cache_closed2,
+        "cache_entries_live": cache_live3, "cache_entries_closed": cache_closed3,
         "cache_entries_closed_1": cache_closed1, "cache_entries_live_1": cache_live1,
     })
     q_out.put(out)
