@@ -140,10 +140,10 @@ fi
 
 # --- benchmarks
 if [[ $BENCH == 1 && -f bench/run.py ]]; then
-    timeout 420 "$PY" bench/run.py --ours-python "$PY" --upstream-python "$BASE_PY" >"$LOGS/bench.log" 2>&1
+    timeout 540 "$PY" bench/run.py --ours-python "$PY" --upstream-python "$BASE_PY" --results-dir bench/results >"$LOGS/bench.log" 2>&1
     rc=$?
     # only this run's table and numbers ($OUT returns at most 8 files)
-    newest=$(ls -t build/bench/results/*.json 2>/dev/null | head -1)
+    newest=$(ls -t bench/results/*.json 2>/dev/null | head -1)
     [[ -n "$newest" ]] && cp "$newest" "${newest%.json}.md" "$LOGS/" 2>/dev/null
     tail -40 "$LOGS/bench.log"
     note "bench: rc=$rc"
