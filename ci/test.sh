@@ -2,7 +2,8 @@
 # The test command (README). On a machine with no GPU: the whole pytest suite
 # on the simulated driver (named explicitly, never a silent fallback), the
 # seed reproducer on it, GoogleTest (+TSan, ASan/UBSan), the clang thread-safety
-# checks, the upstream patch check and the benchmark smoke test.
+# checks, the upstream patch check, the API comparison with cuda-core 1.2.2
+# (ci/api_compare.sh) and the benchmark smoke test.
 #   bash ci/test.sh            # everything
 #   bash ci/test.sh --python   # only the Python side
 set -euo pipefail
@@ -46,6 +47,7 @@ step "pytest (simulated driver)" pytest_on_sim
 step "pytest, two simulated devices" pytest_on_two_sim_devices
 step "seed reproducer (simulated driver)" seed_on_sim
 step "main job example (simulated driver)" main_job_on_sim
+step "API comparison with cuda-core 1.2.2 (PyPI; no GPU)" bash ci/api_compare.sh
 if [[ $ONLY_PY == 0 ]]; then
     [[ -x ci/cpp_tests.sh ]] && step "GoogleTest (ctest)" bash ci/cpp_tests.sh
     [[ -x ci/thread_safety.sh ]] && step "clang thread-safety analysis + negative compiles" bash ci/thread_safety.sh
