@@ -100,6 +100,9 @@ DUNDERS = [
     "__enter__", "__exit__", "__dlpack__", "__dlpack_device__", "__cuda_stream__",
     "__sub__", "__buffer__", "__release_buffer__",
 ]
+# Private members that upstream's own tests call (cuda_core/tests/memory_ipc:
+# test_errors.py builds descriptors and handles through them), by class name.
+TESTED_PRIVATE = {"IPCBufferDescriptor": ["_init"], "IPCAllocationHandle": ["_init"]}
 # Of those, the ones whose parameters matter; for the rest (operator slots,
 # whose parameter names are the interpreter's) only presence is compared.
 SIG_DUNDERS = {"__init__", "__dlpack__", "__dlpack_device__", "__cuda_stream__", "__enter__", "__exit__", "__reduce__"}
@@ -371,6 +374,7 @@ def _describe(obj):
              "is_exception": issubclass(obj, BaseException)}
         members = {}
         names = [n for n in dir(obj) if not n.startswith("_")]
+        names += [n for n in TESTED_PRIVATE.get(obj.__name__, []) if hasattr(obj, n)]
         for n in DUNDERS:
             owner = _defining_class(obj, n)
             if owner is not None and owner is not object:
