@@ -318,8 +318,9 @@ def _describe_member(cls, name):
     if isinstance(raw, classmethod) or tname == "classmethod_descriptor":
         d["kind"] = "classmethod"
         func = raw.__func__ if isinstance(raw, classmethod) else getattr(cls, name)
-        d["signature"], d["sig_source"] = _signature(func, module=module, qualname=qual,
-                                                     bound_first=isinstance(raw, classmethod))
+        # A leading ``cls`` (from the unbound function or a stub) is dropped;
+        # a bound builtin's signature has none to drop.
+        d["signature"], d["sig_source"] = _signature(func, module=module, qualname=qual, bound_first=True)
         return d
     if name == "__init__":
         d["kind"] = "method"
@@ -426,12 +427,14 @@ def dump(out_path, like=None):
             paths += list(json.load(fh)["entries"])
     paths = list(dict.fromkeys(paths))
     seen = {}
+    keep = []  # ids are compared below: keep every object alive so none is reused
     for p in paths:
         obj, err = _resolve(p)
         if err:
             result["entries"][p] = {"kind": "missing", "error": err}
             continue
         d = _describe(obj)
+        keep.append(obj)
         if d["kind"] in ("class", "function"):
             first = seen.setdefault(id(obj), p)
             d["same_as"] = first if first != p else None
@@ -507,7 +510,9 @@ def _sig_equal(a, b):
     if len(a) != len(b):
         return False
     for (na, ka, da), (nb, kb, db) in zip(a, b):
-        if na != nb or ka != kb:
+        if ka != kb:
+            return False
+        if na != nb and ka not in ("VAR_POSITIONAL", "VAR_KEYWORD"):  # *args/**kw names are invisible to callers
             return False
         if (da is None) != (db is None):
             return False

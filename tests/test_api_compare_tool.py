@@ -82,6 +82,9 @@ def test_stub_ellipsis_default_matches_any_default_but_not_a_required_parameter(
     assert not api_compare._sig_equal(a, [["mr", "KEYWORD_ONLY", "None"]])
     assert not api_compare._sig_equal(a, [["memory_resource", "POSITIONAL_OR_KEYWORD", "None"]])
     assert not api_compare._sig_equal([["n", "POSITIONAL_OR_KEYWORD", "0"]], [["n", "POSITIONAL_OR_KEYWORD", "1"]])
+    # The names of *args / **kwargs are invisible to callers; their kinds are not.
+    assert api_compare._sig_equal([["arg", "VAR_POSITIONAL", None]], [["args", "VAR_POSITIONAL", None]])
+    assert not api_compare._sig_equal([["args", "VAR_POSITIONAL", None]], [["args", "VAR_KEYWORD", None]])
 
 
 def test_stub_parsing_reads_names_kinds_defaults_and_dataclass_fields():
