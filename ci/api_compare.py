@@ -435,9 +435,8 @@ def dump(out_path, like=None):
             continue
         d = _describe(obj)
         keep.append(obj)
-        if d["kind"] in ("class", "function"):
-            first = seen.setdefault(id(obj), p)
-            d["same_as"] = first if first != p else None
+        first = seen.setdefault(id(obj), p)
+        d["same_as"] = first if first != p else None
         result["entries"][p] = d
     with open(out_path, "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=1, sort_keys=True)
