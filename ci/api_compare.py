@@ -32,10 +32,17 @@ it (``cuda.core.Buffer`` and ``cuda.core._memory._buffer.Buffer`` are both
 checked: one is what users import, the other what pickles and upstream's tests
 name).
 
+Besides public names, the private ``_init`` factories of IPCBufferDescriptor
+and IPCAllocationHandle are compared, because upstream's own tests call them.
+A property and a plain attribute count as the same kind (both read as
+``obj.x``); settability is compared where both sides say.
+
 Allow-list: see the header of ci/api_allowlist.txt. Differences are keyed as
-``PATH ASPECT`` where ASPECT is one of: missing, kind, module, qualname,
-type, signature, member-missing, member-kind, setter. Members of ours that
-upstream lacks are listed as ``extra`` for information and never fail.
+``PATH ASPECT`` where ASPECT is one of: missing, kind, module, qualname, type,
+signature, all (a name in upstream's ``__all__`` of that module but not in
+ours), module-import, member-missing, member-kind, setter. Members of ours
+that upstream lacks are listed as ``extra`` for information and never fail
+(``--show-info`` prints them).
 """
 from __future__ import annotations
 
