@@ -5,6 +5,7 @@
 # checks, the upstream patch check and the benchmark smoke test; the wheel
 # (built with no CUDA toolkit visible, auditwheel-repaired, the suite run against
 # it in a clean venv), the install mixed with NVIDIA's cuda-core, the API
+# comparison with cuda-core 1.2.2 (ci/api_compare.sh), the API
 # reference (Sphinx -W); last, that the run left the git tree as it found it
 # (outputs go under build/).
 #   bash ci/test.sh            # everything
@@ -65,6 +66,7 @@ step "pytest (simulated driver)" pytest_on_sim
 step "pytest, two simulated devices" pytest_on_two_sim_devices
 step "seed reproducer (simulated driver)" seed_on_sim
 step "main job example (simulated driver)" main_job_on_sim
+step "API comparison with cuda-core 1.2.2 (PyPI; no GPU)" bash ci/api_compare.sh
 if [[ $ONLY_PY == 0 ]]; then
     [[ -x ci/cpp_tests.sh ]] && step "GoogleTest (ctest)" bash ci/cpp_tests.sh
     [[ -x ci/thread_safety.sh ]] && step "clang thread-safety analysis + negative compiles" bash ci/thread_safety.sh
