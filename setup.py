@@ -16,12 +16,37 @@ TESTING_BUILD = os.environ.get("CUDA_CORE_TESTING_BUILD") == "1"
 
 
 def cuda_include_dir() -> str:
-    """cuda.h is needed only for types and enums; no CUDA library is linked."""
-    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
+    """The directory holding cuda.h (needed only for types and enums; no CUDA library is linked).
+
+    In order: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda (a CUDA toolkit), then the
+    headers of the nvidia-cuda-runtime wheel from PyPI (a build requirement in
+    pyproject.toml), so a machine with only Python and a C++ compiler can build.
+    CUDA_CORE_BUILD_IGNORE_SYSTEM_CUDA=1 skips the toolkit locations: test-only
+    (ci/wheel.sh uses it where it cannot hide /usr/local/cuda in a mount namespace).
+    """
+    candidates = []
+    if os.environ.get("CUDA_CORE_BUILD_IGNORE_SYSTEM_CUDA") != "1":
+        candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
     for base in candidates:
         if base and (Path(base) / "include" / "cuda.h").is_file():
+            print(f"cuda-core-ipcsafe: cuda.h from the CUDA toolkit at {base}")
             return str(Path(base) / "include")
-    sys.exit("cuda-core-ipcsafe: cuda.h not found; set CUDA_HOME to a CUDA toolkit (headers only are needed)")
+    from importlib import metadata
+
+    for dist_name in ("nvidia-cuda-runtime", "nvidia-cuda-runtime-cu12"):
+        try:
+            dist = metadata.distribution(dist_name)
+        except metadata.PackageNotFoundError:
+            continue
+        for f in dist.files or ():
+            if f.name == "cuda.h" and f.parent.name == "include":
+                header = Path(dist.locate_file(f))
+                if header.is_file():
+                    print(f"cuda-core-ipcsafe: cuda.h from the {dist_name} {dist.version} wheel: {header}")
+                    return str(header.parent)
+    sys.exit("cuda-core-ipcsafe: cuda.h not found: set CUDA_HOME to a CUDA toolkit (headers only are needed), "
+             "or build with build isolation (pip install .) so that the nvidia-cuda-runtime wheel, which ships "
+             "cuda.h, is installed, or `pip install 'nvidia-cuda-runtime>=13,<14'` into the build environment")
 
 
 def extensions():

@@ -5,7 +5,11 @@
 //              from an owned (non-IPC) device pool on a non-blocking stream;
 //   * ipc:     cuMemPoolImportPointer + cuMemFreeAsync per iteration, each on a
 //              pointer nobody in the importing process holds (a cache miss);
-//   * threads: N distinct pointers imported (+ freed) by T threads, wall time.
+//   * threads: N distinct pointers imported (+ freed) by T threads, wall time;
+//   * batch:   the same N pointers all imported, then all freed (one thread),
+//              the two phases timed apart (the floor of a batch import);
+//   * memory:  M pointers of a second pool kept imported: RSS per live import
+//              (the driver's own host memory), then what is left after freeing.
 //
 // The exporter and the importer are two processes: main() fork()s before
 // either touches the driver (CUDA does not survive fork after cuInit); the
@@ -23,7 +27,8 @@
 // Usage:
 //   raw_driver [--sizes 64,1048576,67108864] [--iters N] [--warmup N]
 //              [--ipc-size BYTES] [--ipc-iters N] [--threads 1,2,4,8,16]
-//              [--thread-imports N] [--thread-rounds R]
+//              [--thread-imports N] [--thread-rounds R] [--batch-rounds R]
+//              [--mem-imports M] [--mem-size BYTES]
 #include <cuda.h>
 
 #include <dlfcn.h>
@@ -152,7 +157,18 @@ struct Options {
     long long ipc_size = 1 << 20, ipc_iters = 2000, ipc_warmup = 50;
     std::vector<long long> threads{1, 2, 4, 8, 16};
     long long thread_imports = 512, thread_rounds = 5;
+    long long batch_rounds = 5;
+    long long mem_imports = 0, mem_size = 4096;
 };
+
+long long rss_bytes() {
+    long long pages = 0, resident = 0;
+    FILE* f = std::fopen("/proc/self/statm", "r");
+    if (!f) return -1;
+    if (std::fscanf(f, "%lld %lld", &pages, &resident) != 2) resident = -1;
+    std::fclose(f);
+    return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
+}
 
 CUcontext setup_context() {
     CUdevice dev;
@@ -236,6 +252,14 @@ std::string importer(int sock, const Options& o) {
     int fd = recv_fd(sock, &count);
     std::vector<CUmemPoolPtrExportData> exports(count);
     recv_all(sock, exports.data(), count * sizeof(CUmemPoolPtrExportData));
+    uint64_t mem_count = 0;
+    int mem_fd = -1;
+    std::vector<CUmemPoolPtrExportData> mem_exports;
+    if (o.mem_imports > 0) {
+        mem_fd = recv_fd(sock, &mem_count);
+        mem_exports.resize(mem_count);
+        recv_all(sock, mem_exports.data(), mem_count * sizeof(CUmemPoolPtrExportData));
+    }
 
     CUcontext ctx = setup_context();
     CUstream stream;
@@ -307,6 +331,81 @@ std::string importer(int sock, const Options& o) {
         first = false;
     }
     out += "}";
+
+    // Batch floor: all n imported, then all freed; phases timed apart.
+    if (o.batch_rounds > 0) {
+        std::vector<int64_t> imp_walls, free_walls;
+        std::vector<CUdeviceptr> ptrs(n);
+        for (long long round = -1; round < o.batch_rounds; ++round) {
+            int64_t t0 = now_ns();
+            for (size_t k = 0; k < n; ++k) CHECK(drv.cuMemPoolImportPointer(&ptrs[k], pool, &exports[k]));
+            int64_t t1 = now_ns();
+            for (size_t k = 0; k < n; ++k) CHECK(drv.cuMemFreeAsync(ptrs[k], stream));
+            int64_t t2 = now_ns();
+            CHECK(drv.cuStreamSynchronize(stream));
+            if (round >= 0) {
+                imp_walls.push_back(t1 - t0);
+                free_walls.push_back(t2 - t1);
+            }
+        }
+        Stats si = stats(imp_walls), sf = stats(free_walls);
+        char buf[384];
+        std::snprintf(buf, sizeof buf,
+                      ", \"ipc_batch\": {\"imports\": %zu, \"rounds\": %lld, \"import_wall_median_ns\": %.1f, "
+                      "\"close_wall_median_ns\": %.1f, \"import_per_ns\": %.2f, \"close_per_ns\": %.2f}",
+                      n, o.batch_rounds, si.median, sf.median, si.median / double(n), sf.median / double(n));
+        out += buf;
+    }
+
+    // Memory: the driver's own host memory per live import (second pool).
+    if (mem_fd >= 0) {
+        CUmemoryPool mem_pool;
+        CHECK(drv.cuMemPoolImportFromShareableHandle(&mem_pool, reinterpret_cast<void*>(intptr_t(mem_fd)),
+                                                    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        std::vector<CUdeviceptr> ptrs(mem_count);
+        long long rss[7];
+        rss[0] = rss_bytes();
+        // A failure here (e.g. a driver limit on live imports) is reported in
+        // the JSON, not fatal: the other rows' numbers must still come back.
+        CUresult failed = CUDA_SUCCESS;
+        size_t failed_at = 0;
+        for (int cycle = 0; cycle < 3 && failed == CUDA_SUCCESS; ++cycle) {
+            size_t got = 0;
+            for (; got < mem_count; ++got) {
+                failed = drv.cuMemPoolImportPointer(&ptrs[got], mem_pool, &mem_exports[got]);
+                if (failed != CUDA_SUCCESS) break;
+            }
+            failed_at = got;
+            rss[1 + 2 * cycle] = rss_bytes();
+            for (size_t k = 0; k < got; ++k) CHECK(drv.cuMemFreeAsync(ptrs[k], stream));
+            CHECK(drv.cuStreamSynchronize(stream));
+            rss[2 + 2 * cycle] = rss_bytes();
+        }
+        if (failed != CUDA_SUCCESS) {
+            const char* name = nullptr;
+            drv.cuGetErrorName(failed, &name);
+            char ebuf[256];
+            std::snprintf(ebuf, sizeof ebuf, ", \"memory\": {\"error\": \"cuMemPoolImportPointer failed at import %zu: %s\"}",
+                          failed_at, name ? name : "?");
+            out += ebuf;
+            CHECK(drv.cuMemPoolDestroy(mem_pool));
+            close(mem_fd);
+            mem_fd = -1;
+        }
+        char buf[512];
+        std::snprintf(buf, sizeof buf,
+                      ", \"memory\": {\"imports\": %zu, \"rss_start\": %lld, \"rss_live_1\": %lld, "
+                      "\"rss_closed_1\": %lld, \"rss_live_2\": %lld, \"rss_closed_2\": %lld, "
+                      "\"rss_per_import_1\": %.1f, \"rss_per_import_2\": %.1f, \"rss_growth_after_close\": %lld}",
+                      size_t(mem_count), rss[0], rss[1], rss[2], rss[3], rss[4],
+                      double(rss[1] - rss[0]) / double(mem_count), double(rss[5] - rss[4]) / double(mem_count),
+                      rss[6] - rss[4]);
+        if (mem_fd >= 0) {
+            out += buf;
+            CHECK(drv.cuMemPoolDestroy(mem_pool));
+            close(mem_fd);
+        }
+    }
     CHECK(drv.cuStreamSynchronize(stream));
     CHECK(drv.cuMemPoolDestroy(pool));
     CHECK(drv.cuStreamDestroy(stream));
@@ -361,6 +460,9 @@ int main(int argc, char** argv) {
         else if (a == "--threads") o.threads = parse_list(val());
         else if (a == "--thread-imports") o.thread_imports = std::stoll(val());
         else if (a == "--thread-rounds") o.thread_rounds = std::stoll(val());
+        else if (a == "--batch-rounds") o.batch_rounds = std::stoll(val());
+        else if (a == "--mem-imports") o.mem_imports = std::stoll(val());
+        else if (a == "--mem-size") o.mem_size = std::stoll(val());
         else die("unknown argument " + a);
     }
     if (o.sizes.empty() || o.threads.empty()) die("empty --sizes or --threads");
@@ -408,6 +510,23 @@ int main(int argc, char** argv) {
     for (size_t k = 0; k < count; ++k) CHECK(drv.cuMemPoolExportPointer(&exports[k], ptrs[k]));
     send_fd(sock, fd, count);
     send_all(sock, exports.data(), count * sizeof(CUmemPoolPtrExportData));
+    // The memory row's own pool: mem_imports allocations of mem_size bytes.
+    CUmemoryPool mem_pool = nullptr;
+    int mem_fd = -1;
+    std::vector<CUdeviceptr> mem_ptrs;
+    if (o.mem_imports > 0) {
+        size_t m = size_t(o.mem_imports);
+        mem_pool = make_pool(true, 2 * m * size_t(o.mem_size) + (64ull << 20));
+        CHECK(drv.cuMemPoolExportToShareableHandle(&mem_fd, mem_pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        mem_ptrs.resize(m);
+        std::vector<CUmemPoolPtrExportData> mem_exports(m);
+        for (size_t k = 0; k < m; ++k)
+            CHECK(drv.cuMemAllocFromPoolAsync(&mem_ptrs[k], size_t(o.mem_size), mem_pool, stream));
+        CHECK(drv.cuStreamSynchronize(stream));
+        for (size_t k = 0; k < m; ++k) CHECK(drv.cuMemPoolExportPointer(&mem_exports[k], mem_ptrs[k]));
+        send_fd(sock, mem_fd, m);
+        send_all(sock, mem_exports.data(), m * sizeof(CUmemPoolPtrExportData));
+    }
 
     uint64_t len = 0;
     recv_all(sock, &len, sizeof len);
@@ -418,9 +537,12 @@ int main(int argc, char** argv) {
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("importer child failed");
 
     for (CUdeviceptr p : ptrs) CHECK(drv.cuMemFreeAsync(p, stream));
+    for (CUdeviceptr p : mem_ptrs) CHECK(drv.cuMemFreeAsync(p, stream));
     CHECK(drv.cuStreamSynchronize(stream));
     CHECK(drv.cuMemPoolDestroy(pool));
+    if (mem_pool) CHECK(drv.cuMemPoolDestroy(mem_pool));
     close(fd);
+    if (mem_fd >= 0) close(mem_fd);
 
     std::printf("{\"impl\": \"raw-driver\", \"driver\": \"%s\", \"simulated\": %s, \"driver_version\": %d, "
                 "\"ipc_size\": %lld, %s, %s}\n",

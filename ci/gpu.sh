@@ -3,6 +3,10 @@
 # on the real driver, the seed reproducer, the churn, the same scenarios
 # against upstream cuda.core (expected: deadlock, caught by the watchdog), and
 # the benchmarks. Prints a short summary last. Logs go to $OUT (or build/gpu-logs).
+# Installs the wheel from dist/ (ci/wheel.sh; carry "dist" to the GPU machine)
+# when the machine's python3 can take it, else builds a wheel there without
+# network. The H200 image's python3 is 3.12: build the carried wheel with
+# `PYTHON=python3.12 bash ci/wheel.sh --build-only`.
 #
 #   bash ci/gpu.sh [--no-bench] [--quick] [--tests "FILES"] [--no-upstream] [--probe]
 #     --tests "FILES"  run only these pytest files (hostile inputs run when listed)
@@ -43,10 +47,23 @@ exec $BASE_PY "\$@"
 PYEOF
 chmod +x build/gpupy
 PY=$ROOT/build/gpupy
-if "$BASE_PY" -m pip install -q --no-build-isolation --no-index --no-deps --target build/gpusite . >"$LOGS/build.log" 2>&1; then
-    note "build: ok ($(( $(date +%s) - t0 )) s)"
+# The wheel users install: dist/'s (from ci/wheel.sh, carried to this machine)
+# when this interpreter can take it; else one built here without network
+# (--no-build-isolation: the image's setuptools/Cython, its CUDA toolkit's cuda.h).
+install_wheel() { "$BASE_PY" -m pip install -q --no-index --no-deps --target build/gpusite "$1" >>"$LOGS/build.log" 2>&1; }
+: >"$LOGS/build.log"
+carried=$(ls dist/cuda_core_ipcsafe-*manylinux*.whl 2>/dev/null | head -1 || true)
+if [[ -n "$carried" ]] && install_wheel "$carried"; then
+    note "install: carried wheel $(basename "$carried") ($(( $(date +%s) - t0 )) s)"
 else
-    tail -30 "$LOGS/build.log"; note "build: FAILED"; printf '%s\n' "${SUMMARY[@]}"; exit 1
+    [[ -n "$carried" ]] && note "carried wheel $(basename "$carried") does not fit this interpreter: building one here"
+    rm -rf build/gpu-wheel build/gpusite
+    if "$BASE_PY" -m pip wheel -q --no-build-isolation --no-index --no-deps -w build/gpu-wheel . >>"$LOGS/build.log" 2>&1 &&
+       install_wheel build/gpu-wheel/cuda_core_ipcsafe-*.whl; then
+        note "build: wheel built here ($(ls build/gpu-wheel)) ($(( $(date +%s) - t0 )) s)"
+    else
+        tail -30 "$LOGS/build.log"; note "build: FAILED"; printf '%s\n' "${SUMMARY[@]}"; exit 1
+    fi
 fi
 # the testing build (CUDA_CORE_TESTING_BUILD=1: the only build with the legacy-order
 # and cache-off switches) beside it: the regression tests run their broken-order
@@ -123,7 +140,7 @@ fi
 
 # --- benchmarks
 if [[ $BENCH == 1 && -f bench/run.py ]]; then
-    timeout 420 "$PY" bench/run.py --ours-python "$PY" --upstream-python "$BASE_PY" >"$LOGS/bench.log" 2>&1
+    timeout 540 "$PY" bench/run.py --ours-python "$PY" --upstream-python "$BASE_PY" --results-dir bench/results >"$LOGS/bench.log" 2>&1
     rc=$?
     # only this run's table and numbers ($OUT returns at most 8 files)
     newest=$(ls -t bench/results/*.json 2>/dev/null | head -1)

@@ -2,10 +2,16 @@
 # The test command (README). On a machine with no GPU: the whole pytest suite
 # on the simulated driver (named explicitly, never a silent fallback), the
 # seed reproducer on it, GoogleTest (+TSan, ASan/UBSan), the clang thread-safety
-# checks, the upstream patch check and the benchmark smoke test.
+# checks, the upstream patch check and the benchmark smoke test; the wheel
+# (built with no CUDA toolkit visible, auditwheel-repaired, the suite run against
+# it in a clean venv), the install mixed with NVIDIA's cuda-core, the API
+# comparison with cuda-core 1.2.2 (ci/api_compare.sh), the API
+# reference (Sphinx -W); last, that the run left the git tree as it found it
+# (outputs go under build/).
 #   bash ci/test.sh            # everything
 #   bash ci/test.sh --python   # only the Python side
 set -euo pipefail
+GIT_STATUS_BEFORE=$(git -C "$(dirname "$0")/.." status --porcelain --untracked-files=all 2>/dev/null || true)
 source "$(dirname "$0")/python_env.sh"
 build_testing_site   # beside the shipped build: the regression tests' broken-order runs use it
 ONLY_PY=0; [[ "${1:-}" == "--python" ]] && ONLY_PY=1
@@ -42,19 +48,37 @@ else:
 PYEOF
 }
 
+tree_left_clean() {
+    local after new
+    after=$(git status --porcelain --untracked-files=all)
+    new=$(comm -13 <(sort <<<"$GIT_STATUS_BEFORE") <(sort <<<"$after") | sed '/^$/d')
+    [[ -n "$GIT_STATUS_BEFORE" ]] && echo "(already changed before this run, not counted: $(wc -l <<<"$GIT_STATUS_BEFORE") files)"
+    if [[ -n "$new" ]]; then
+        echo "the run changed or left these files in the git tree (outputs belong under build/):"
+        echo "$new"
+        return 1
+    fi
+    echo "git status: the run left no files in the tree"
+}
+
 step "import cuda.core with no driver" no_driver_import
 step "pytest (simulated driver)" pytest_on_sim
 step "pytest, two simulated devices" pytest_on_two_sim_devices
 step "seed reproducer (simulated driver)" seed_on_sim
 step "main job example (simulated driver)" main_job_on_sim
+step "API comparison with cuda-core 1.2.2 (PyPI; no GPU)" bash ci/api_compare.sh
 if [[ $ONLY_PY == 0 ]]; then
     [[ -x ci/cpp_tests.sh ]] && step "GoogleTest (ctest)" bash ci/cpp_tests.sh
     [[ -x ci/thread_safety.sh ]] && step "clang thread-safety analysis + negative compiles" bash ci/thread_safety.sh
     [[ -x ci/sanitizers.sh ]] && step "TSan + ASan/UBSan" bash ci/sanitizers.sh
-    step "upstream patch check" bash ci/check_upstream_patch.sh --allow-no-source
+    step "upstream patches: checks + harness on the simulator" bash ci/check_upstream_patch.sh
     [[ -f bench/run.py ]] && step "benchmark smoke test (simulated driver)" \
         env CUDA_CORE_DRIVER_LIBRARY="$SIM_LIB" "$PY" bench/run.py --quick
+    step "wheel: built with no CUDA toolkit visible, manylinux, suite against the installed wheel" bash ci/wheel.sh
+    step "installed beside NVIDIA's cuda-core (scratch venvs)" bash ci/mixed_install.sh
 fi
+step "API reference (Sphinx, warnings as errors)" bash ci/docs.sh
+step "git tree left clean" tree_left_clean
 
 echo
 echo "======== summary"

@@ -95,3 +95,19 @@ def test_an_empty_driver_variable_is_named_as_empty():
     message = proc.stdout.strip()
     assert "CUDA_CORE_DRIVER_LIBRARY is set but empty" in message, message
     assert 'dlopen("libcuda.so.1")' not in message and "path from CUDA_CORE_DRIVER_LIBRARY" not in message, message
+
+
+def test_cuda_utils_driver_without_cuda_bindings_names_what_to_install():
+    """Without cuda-bindings, `driver` is a stand-in: attribute access fails with an
+    AttributeError naming cuda-bindings, and hasattr()/getattr(default) still work."""
+    import importlib.util
+
+    from cuda.core._utils import cuda_utils
+
+    if importlib.util.find_spec("cuda.bindings") is not None:
+        assert cuda_utils.driver.__name__ == "cuda.bindings.driver"
+        return
+    assert not hasattr(cuda_utils.driver, "cuInit")
+    assert getattr(cuda_utils.driver, "is_closed", None) is None
+    with pytest.raises(AttributeError, match="needs cuda-bindings"):
+        cuda_utils.driver.cuInit(0)

@@ -62,6 +62,15 @@ SKIP_DUNDERS = {
 
 # ------------------------------------------------------------------ discovery
 
+
+def reports_closed(obj):
+    """True when obj.is_closed says so; any error reading it (e.g. cuda_utils.driver
+    without cuda-bindings raises ImportError on attribute access) counts as not closed."""
+    try:
+        return getattr(obj, "is_closed", False) is True
+    except Exception:
+        return False
+
 def discover():
     """(classes, instances, functions, modules, unimportable modules): the
     public API of cuda.core, by introspection."""
@@ -290,22 +299,6 @@ EXPECTED = re.compile(r"(?:Argument '(\w+)' has incorrect type \(expected ([\w.]
                       r"|(\w+) must be (?:an? )?(?:iterable of )?([A-Z]\w+))")
 
 
-def is_closed(obj):
-    """obj.is_closed is True; False when reading it raises (cuda_utils.driver without
-    cuda-bindings raises ImportError for every attribute)."""
-    try:
-        return getattr(obj, "is_closed", False) is True
-    except Exception:  # noqa: BLE001
-        return False
-
-
-def has_is_closed(obj):
-    try:
-        return hasattr(obj, "is_closed")
-    except Exception:  # noqa: BLE001
-        return False
-
-
 def guess_for(pool, pname, context):
     """A first guess for parameter pname: a pooled instance of a class whose
     name contains a word of pname (and of the callable's name, for *Options),
@@ -314,7 +307,7 @@ def guess_for(pool, pname, context):
     best = None
     for e in pool.entries:
         cname = type(e.obj).__name__.lower()
-        if is_closed(e.obj):
+        if reports_closed(e.obj):
             continue
         score = sum(1 for w in words if w in cname)
         if "options" in words and not any(w in cname for w in context.lower().split("_") if len(w) > 2):
@@ -347,7 +340,7 @@ def fill_args(log, pool, label, get_fn, plist, context):
         names = [p[0] for p in plist]
         if pname not in names or cls is None:
             return False, None, values
-        live = [e.obj for e in pool.of(cls) if not is_closed(e.obj)]
+        live = [e.obj for e in pool.of(cls) if not reports_closed(e.obj)]
         if not live or values[names.index(pname)] is live[0]:
             return False, None, values
         values[names.index(pname)] = live[0]
@@ -381,7 +374,7 @@ def fill_variants(log, pool, label, get_fn, plist, context, done):
         if not any(e.obj is v for e in pool.entries):
             continue
         for alt in pool.of(type(v))[:MAX_ALTERNATIVES + 1]:
-            if alt.obj is v or is_closed(alt.obj):
+            if alt.obj is v or reports_closed(alt.obj):
                 continue
             key = (label, i, id(alt))
             if key in done:
@@ -501,7 +494,7 @@ def main():
             for m, kind in members(cls).items():
                 if kind == "static" or (id(entry), m) in done:
                     continue
-                if entry.singleton and has_is_closed(entry.obj) and kind == "method" \
+                if entry.singleton and hasattr(entry.obj, "is_closed") and kind == "method" \
                         and all(p[2] for p in (params_of(getattr(cls, m))[0] or [])):
                     continue  # close() of a shared closable object would spoil later calls: probes do it, last
                 done.add((id(entry), m))
@@ -530,7 +523,7 @@ def main():
                     if ok and res is not fresh:
                         pool.collect(label + "()", lambda e=entry, m=m: getattr(e.make(), m)(), res)
                     if ok:
-                        if fresh is not None and is_closed(fresh) \
+                        if fresh is not None and reports_closed(fresh) \
                                 and " after " not in entry.label and "=[" not in entry.label:
                             def closed(e=entry, m=m):
                                 o = e.make()

@@ -5,12 +5,17 @@ imports of different allocations run concurrently. ``import cuda.core`` works
 without a GPU or driver; the first call that needs the driver raises
 :class:`~cuda.core._utils.cuda_utils.CUDAError` saying what is missing.
 """
-from cuda.core._context import Context
-from cuda.core._device import Device, system
-from cuda.core._event import Event, EventOptions, IPCEventDescriptor
-from cuda.core._launch_config import LaunchConfig
-from cuda.core._launcher import launch
-from cuda.core._memory import (
+from cuda.core._ipcsafe import UPSTREAM_API_VERSION as __version__  # noqa: F401  (README, "Versions")
+from cuda.core._ipcsafe import __ipcsafe_version__, check_not_mixed_with_upstream
+
+check_not_mixed_with_upstream()  # before anything that a mixed install may have overwritten
+
+from cuda.core._context import Context  # noqa: E402
+from cuda.core._device import Device, system  # noqa: E402
+from cuda.core._event import Event, EventOptions, IPCEventDescriptor  # noqa: E402
+from cuda.core._launch_config import LaunchConfig  # noqa: E402
+from cuda.core._launcher import launch  # noqa: E402
+from cuda.core._memory import (  # noqa: E402
     Buffer,
     DeviceMemoryResource,
     DeviceMemoryResourceOptions,
@@ -20,12 +25,12 @@ from cuda.core._memory import (
     PinnedMemoryResource,
     PinnedMemoryResourceOptions,
 )
-from cuda.core._module import Kernel, ObjectCode
-from cuda.core._program import Program, ProgramOptions
-from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions
-from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning
+from cuda.core._module import Kernel, ObjectCode  # noqa: E402
+from cuda.core._program import Program, ProgramOptions  # noqa: E402
+from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions  # noqa: E402
+from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning  # noqa: E402
 
-__version__ = "0.1.0"
+del check_not_mixed_with_upstream
 
 __all__ = [
     "Buffer",

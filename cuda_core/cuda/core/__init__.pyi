@@ -20,6 +20,7 @@ from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, 
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning
 
 __version__: str
+__ipcsafe_version__: str
 
 __all__ = [
     "Buffer",

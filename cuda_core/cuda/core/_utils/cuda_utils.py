@@ -42,12 +42,13 @@ ComputeCapability = namedtuple("ComputeCapability", ("major", "minor"))
 
 class _MissingBindings:
     """Stands in for ``cuda.bindings.driver`` when cuda-bindings is not installed:
-    any use raises ImportError saying what to install."""
+    any attribute raises AttributeError saying what to install (AttributeError, so
+    that ``hasattr``/``getattr(..., default)`` keep working on it)."""
 
     __slots__ = ()
 
     def __getattr__(self, name):
-        raise ImportError(
+        raise AttributeError(
             f"cuda.core._utils.cuda_utils.driver.{name} needs cuda-bindings, which is not installed "
             "(pip install cuda-bindings); this package itself does not need it")
 

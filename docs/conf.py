@@ -1,0 +1,16 @@
+"""Sphinx configuration: the API reference is built by autodoc from the
+*installed* package's docstrings (ci/docs.sh installs it first)."""
+import cuda.core
+
+project = "cuda-core-ipcsafe"
+author = "cuda-core-ipcsafe developers"
+release = cuda.core.__ipcsafe_version__
+version = release
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon"]
+autodoc_default_options = {"members": True, "undoc-members": True, "show-inheritance": False}
+autodoc_member_order = "bysource"
+autodoc_docstring_signature = True   # Cython's embedsignature first line becomes the signature
+nitpicky = False
+exclude_patterns = ["_build", "API.md"]
+html_theme = "alabaster"
+html_static_path = []
