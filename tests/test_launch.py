@@ -160,3 +160,47 @@ def test_simulator_refuses_kernels_without_a_stand_in(device, stream):
     k = oc.get_kernel("other")
     with pytest.raises(CUDAError, match="CUDA_ERROR_NOT_SUPPORTED"):
         launch(stream, LaunchConfig(grid=1, block=1), k, 0)
+
+
+def test_garbage_code_is_a_clear_error(device):
+    from cuda.core import ObjectCode
+    from cuda.core._utils.cuda_utils import CUDAError
+
+    for oc in (ObjectCode.from_cubin(b"\x7fELF\x02garbage" + bytes(64)), ObjectCode.from_ptx(b"not ptx at all")):
+        with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_(IMAGE|PTX)|CUDA_ERROR_NO_BINARY_FOR_GPU"):
+            oc.get_kernel(FILL_NAME)
+    with pytest.raises(ValueError, match="empty"):
+        ObjectCode.from_cubin(b"").get_kernel(FILL_NAME)
+    with pytest.raises(NotImplementedError, match="linker"):
+        ObjectCode.from_ltoir(b"x").get_kernel(FILL_NAME)
+
+
+def test_many_threads_compile_and_launch(device):
+    """Compiles (GIL released) and launches from 4 threads at once; each thread its own stream and buffer."""
+    import threading
+
+    from cuda.core import LaunchConfig, launch
+
+    oc = compile_fill("cubin")
+    errors, results = [], {}
+
+    def work(seed):
+        try:
+            device.set_current()
+            s = device.create_stream()
+            k = compile_fill("ptx").get_kernel(FILL_NAME) if seed % 2 else oc.get_kernel(FILL_NAME)
+            buf = device.memory_resource.allocate(4096, stream=s)
+            launch(s, LaunchConfig(grid=8, block=128), k, buf, 4096, np.uint32(seed))
+            results[seed] = host_bytes(buf, s) == expected_fill(4096, seed)
+            buf.close(s)
+            s.sync()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not errors, errors
+    assert results == {0: True, 1: True, 2: True, 3: True}

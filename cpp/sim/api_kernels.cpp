@@ -95,6 +95,8 @@ CUresult copy_image(const void* code, std::string* out, bool* ptx) {
         if (head[4] != 2 || do_copy(uintptr_t(head), false, uintptr_t(code), true, 64) != CUDA_SUCCESS)
             return CUDA_ERROR_INVALID_IMAGE;
         uint64_t phoff = read_u64(head + 0x20), shoff = read_u64(head + 0x28);
+        if (read_u16(head + 0x12) != 190 || shoff == 0 || read_u16(head + 0x3C) == 0)  // EM_CUDA, sections
+            return CUDA_ERROR_INVALID_IMAGE;
         uint64_t ph_end = phoff + uint64_t(read_u16(head + 0x36)) * read_u16(head + 0x38);
         uint64_t sh_end = shoff + uint64_t(read_u16(head + 0x3A)) * read_u16(head + 0x3C);
         size = size_t(std::max<uint64_t>({ph_end, sh_end, 64}));
