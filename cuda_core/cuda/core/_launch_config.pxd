@@ -1,7 +1,7 @@
 cdef class LaunchConfig:
-    cdef public tuple grid
-    cdef public object cluster      # a 3-tuple or None
-    cdef public tuple block
-    cdef public object shmem_size
-    cdef public bint is_cooperative
-    cdef public bint programmatic_stream_serialization
+    cdef tuple _grid
+    cdef object _cluster     # a 3-tuple or None
+    cdef tuple _block
+    cdef object _shmem_size
+    cdef bint _is_cooperative
+    cdef bint _programmatic_stream_serialization

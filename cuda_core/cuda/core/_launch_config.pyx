@@ -61,20 +61,74 @@ cdef class LaunchConfig:
 
     def __init__(self, grid=None, cluster=None, block=None, shmem_size=None, is_cooperative=False,
                  programmatic_stream_serialization=False):
-        self.grid = _dims("LaunchConfig.grid", grid)
-        self.block = _dims("LaunchConfig.block", block)
-        self.cluster = None if cluster is None else _dims("LaunchConfig.cluster", cluster)
-        if shmem_size is None:
-            shmem_size = 0
+        self.grid = grid
+        self.block = block
+        self.cluster = cluster
+        self.shmem_size = shmem_size
+        self.is_cooperative = is_cooperative
+        self.programmatic_stream_serialization = programmatic_stream_serialization
+
+    @property
+    def grid(self):
+        """tuple[int, int, int]: Blocks in the grid (clusters, when ``cluster`` is set), padded with 1s."""
+        return self._grid
+
+    @grid.setter
+    def grid(self, value):
+        self._grid = _dims("LaunchConfig.grid", value)
+
+    @property
+    def block(self):
+        """tuple[int, int, int]: Threads per block, padded with 1s."""
+        return self._block
+
+    @block.setter
+    def block(self, value):
+        self._block = _dims("LaunchConfig.block", value)
+
+    @property
+    def cluster(self):
+        """tuple[int, int, int] | None: Blocks per thread block cluster, or None for no clusters."""
+        return self._cluster
+
+    @cluster.setter
+    def cluster(self, value):
+        self._cluster = None if value is None else _dims("LaunchConfig.cluster", value)
+
+    @property
+    def shmem_size(self):
+        """int: Dynamic shared memory per block in bytes."""
+        return self._shmem_size
+
+    @shmem_size.setter
+    def shmem_size(self, value):
+        if value is None:
+            value = 0
         try:
-            shmem = operator.index(shmem_size)
+            shmem = operator.index(value)
         except TypeError:
-            raise TypeError(f"LaunchConfig.shmem_size must be an int, not {type(shmem_size).__name__}") from None
+            raise TypeError(f"LaunchConfig.shmem_size must be an int, not {type(value).__name__}") from None
         if not 0 <= shmem < (1 << 32):
             raise ValueError(f"LaunchConfig.shmem_size must be >= 0 and < 2**32 (got {shmem})")
-        self.shmem_size = shmem
-        self.is_cooperative = bool(is_cooperative)
-        self.programmatic_stream_serialization = bool(programmatic_stream_serialization)
+        self._shmem_size = shmem
+
+    @property
+    def is_cooperative(self):
+        """bool: Launch as a cooperative kernel."""
+        return bool(self._is_cooperative)
+
+    @is_cooperative.setter
+    def is_cooperative(self, value):
+        self._is_cooperative = bool(value)
+
+    @property
+    def programmatic_stream_serialization(self):
+        """bool: Allow programmatic dependent launch (overlap with the stream's previous kernel)."""
+        return bool(self._programmatic_stream_serialization)
+
+    @programmatic_stream_serialization.setter
+    def programmatic_stream_serialization(self, value):
+        self._programmatic_stream_serialization = bool(value)
 
     def _identity(self):
         return tuple(getattr(self, a) for a in _LAUNCH_CONFIG_ATTRS)

@@ -230,7 +230,7 @@ cdef object coerce_options(object options, object cls)
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-cdef extern from "nvrtc.hpp" namespace "cuda_core" nogil:
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass NvrtcProgramBox:
         void* program
     ctypedef shared_ptr[const NvrtcProgramBox] NvrtcProgramHandle
@@ -256,7 +256,7 @@ cdef extern from "cuda.h" nogil:
     ctypedef void* CUkernel
     ctypedef int CUfunction_attribute
 
-cdef extern from "module.hpp" namespace "cuda_core" nogil:
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass LibraryBox:
         CUlibrary library
         cbool owned
