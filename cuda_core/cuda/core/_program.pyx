@@ -148,24 +148,19 @@ _NVVM_ONLY = ("extra_sources", "use_libdevice")
 class ProgramOptions:
     """Options of :class:`Program` (upstream cuda.core 1.2.2's fields and defaults).
 
-    ``None`` leaves an option at NVRTC's default. The commonly used ones:
+    ``None`` leaves an option at NVRTC's default. The commonly used fields:
 
-    Attributes
-    ----------
-    name : str, optional
-        Name of the program, used in NVRTC's log and passed to the :class:`~cuda.core.ObjectCode`
-        (default ``"default_program"``).
-    arch : str, optional
-        ``sm_<CC>`` (cubin) or ``compute_<CC>`` (PTX). Default: the current device's
-        compute capability (which needs a driver); give it to compile without one.
-    relocatable_device_code, debug, lineinfo : bool, optional
-        ``--relocatable-device-code``, ``--device-debug``, ``--generate-line-info``.
-    std : str, optional
-        Language dialect, e.g. ``"c++17"`` (NVRTC's default when ``None``).
-    include_path : str | list[str], optional
-        Directories searched for headers.
-    define_macro : str | tuple[str, str] | list[str | tuple[str, str]], optional
-        ``"NAME"`` defines NAME as 1; ``("NAME", "VALUE")`` defines it as VALUE.
+    * ``name`` (str): the program's name, used in NVRTC's log and given to the
+      :class:`~cuda.core.ObjectCode` (default ``"default_program"``).
+    * ``arch`` (str): ``sm_<CC>`` (cubin) or ``compute_<CC>`` (PTX). Default: the
+      current device's compute capability (which needs a driver); give it to
+      compile without one.
+    * ``relocatable_device_code``, ``debug``, ``lineinfo`` (bool):
+      ``--relocatable-device-code``, ``--device-debug``, ``--generate-line-info``.
+    * ``std`` (str): the language dialect, e.g. ``"c++17"`` (NVRTC's default when ``None``).
+    * ``include_path`` (str or list of str): directories searched for headers.
+    * ``define_macro``: ``"NAME"`` defines NAME as 1; ``("NAME", "VALUE")`` defines
+      it as VALUE; or a list of those.
 
     Every other field maps to the NVRTC option of the same name (see NVRTC's
     documentation); ``extra_sources`` and ``use_libdevice`` belong to the NVVM
@@ -299,6 +294,10 @@ class ProgramOptions:
 cdef class Program:
     """CUDA source compiled at run time into an :class:`~cuda.core.ObjectCode`.
 
+    NVRTC is loaded when the first C++ Program is created; if it cannot be
+    found, that raises :class:`~cuda.core._utils.cuda_utils.NVRTCError` naming
+    the files tried.
+
     Parameters
     ----------
     code : str
@@ -308,10 +307,6 @@ cdef class Program:
         the driver compiles it when the module is loaded). ``"nvvm"`` is not provided.
     options : ProgramOptions, optional
         Compile options (a dict of ProgramOptions fields is accepted too).
-
-    NVRTC is loaded when the first C++ Program is created; if it cannot be
-    found, that raises :class:`~cuda.core._utils.cuda_utils.NVRTCError` naming
-    the files tried.
     """
     cdef NvrtcProgramHandle _h
     cdef object _options
