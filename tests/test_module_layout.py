@@ -23,6 +23,9 @@ UPSTREAM_MODULES = {
     "DeviceMemoryResourceOptions": "cuda.core._memory._device_memory_resource",
     "PinnedMemoryResource": "cuda.core._memory._pinned_memory_resource",
     "PinnedMemoryResourceOptions": "cuda.core._memory._pinned_memory_resource",
+    "ManagedMemoryResource": "cuda.core._memory._managed_memory_resource",
+    "ManagedMemoryResourceOptions": "cuda.core._memory._managed_memory_resource",
+    "LegacyPinnedMemoryResource": "cuda.core._memory._legacy",
     "IPCBufferDescriptor": "cuda.core._memory._ipc",
     "IPCAllocationHandle": "cuda.core._memory._ipc",
     "Stream": "cuda.core._stream",
@@ -55,6 +58,9 @@ def test_upstream_internal_names_exist():
     from cuda.core._utils.cuda_utils import CUDAError, handle_return  # noqa: F401
 
     assert hasattr(_device, "_tls") and callable(_stream.Stream_accept)
+    from cuda.core import Device  # noqa: F401  (Device.get_all_devices is a staticmethod, as upstream)
+
+    assert isinstance(Device.__dict__["get_all_devices"], staticmethod)
     assert _stream.default_stream() in (_stream.LEGACY_DEFAULT_STREAM, _stream.PER_THREAD_DEFAULT_STREAM)
 
 
@@ -143,3 +149,17 @@ def test_ipc_cache_is_one_per_process_across_modules(device, ipc_mr, stream):
 
 def test_ours_is_what_runs():
     assert IS_OURS or pytest.skip("upstream cuda.core: nothing of ours to check")
+
+
+def test_per_thread_device_cache_resets_like_upstreams_conftest(device):
+    """Upstream's test suites iterate and reset cuda.core._device._tls.devices."""
+    from cuda.core import Device, _device
+
+    assert all(isinstance(d, Device) for d in _device._tls.devices)
+    assert device in _device._tls.devices
+    assert sum(d._memory_resource is not None for d in getattr(_device._tls, "devices", ())) >= 0
+    with _device._tls_lock:
+        del _device._tls.devices
+    fresh = Device(device.device_id)
+    assert fresh is not device and fresh == device and fresh is Device(device.device_id)
+    assert Device.get_all_devices()[device.device_id] is fresh

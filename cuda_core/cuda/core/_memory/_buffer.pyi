@@ -28,6 +28,14 @@ class MemoryResource:
 
 class Buffer:
     @classmethod
+    def _init(cls, ptr: int, size: int, mr: Optional[MemoryResource] = ..., ipc_descriptor: Any = ...,
+              owner: Any = ..., *, stream: Optional[StreamLike] = ...) -> Buffer: ...
+    @staticmethod
+    def _reduce_helper(mr: Union[DeviceMemoryResource, PinnedMemoryResource],
+                       ipc_descriptor: IPCBufferDescriptor) -> Buffer: ...
+    @property
+    def is_managed(self) -> bool: ...
+    @classmethod
     def from_handle(cls, ptr: int, size: int, mr: Optional[MemoryResource] = ..., owner: Any = ..., *,
                     stream: Optional[StreamLike] = ...) -> Buffer: ...
     @classmethod
