@@ -163,3 +163,12 @@ def test_per_thread_device_cache_resets_like_upstreams_conftest(device):
     fresh = Device(device.device_id)
     assert fresh is not device and fresh == device and fresh is Device(device.device_id)
     assert Device.get_all_devices()[device.device_id] is fresh
+
+
+def test_memory_properties_upstreams_conftest_reads(device):
+    """Upstream's conftest skips pinned / managed rows by these DeviceProperties names."""
+    p = device.properties
+    for name in ("memory_pools_supported", "host_memory_pools_supported", "host_numa_memory_pools_supported",
+                 "concurrent_managed_access", "managed_memory", "handle_type_posix_file_descriptor_supported",
+                 "ipc_event_supported", "virtual_memory_management_supported", "can_map_host_memory"):
+        assert isinstance(getattr(p, name), bool), name
