@@ -172,3 +172,18 @@ def test_memory_properties_upstreams_conftest_reads(device):
                  "concurrent_managed_access", "managed_memory", "handle_type_posix_file_descriptor_supported",
                  "ipc_event_supported", "virtual_memory_management_supported", "can_map_host_memory"):
         assert isinstance(getattr(p, name), bool), name
+
+
+def test_event_flags_and_descriptor_pickle_use_upstreams_names(device, stream):
+    """Upstream 1.2.2: Event.is_timing_enabled / is_blocking_sync, and an IPC event
+    descriptor pickles as IPCEventDescriptor._init(reserved, is_blocking_sync)."""
+    from cuda.core import EventOptions
+
+    e = stream.record(options=EventOptions(timing_enabled=True, blocking_sync=True))
+    assert e.is_timing_enabled and e.is_blocking_sync
+    for blocking in (True, False):
+        ipc = device.create_event(EventOptions(ipc_enabled=True, blocking_sync=blocking))
+        assert not ipc.is_timing_enabled and ipc.is_blocking_sync == blocking
+        func, args = ipc.ipc_descriptor.__reduce__()
+        assert func.__name__ == "_init" and len(args[0]) == 64 and args[1] is blocking
+        ipc.close()
