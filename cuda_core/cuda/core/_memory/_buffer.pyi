@@ -35,8 +35,8 @@ class Buffer:
                        ipc_descriptor: IPCBufferDescriptor) -> Buffer: ...
     @property
     def is_managed(self) -> bool: ...
-    @classmethod
-    def from_handle(cls, ptr: int, size: int, mr: Optional[MemoryResource] = ..., owner: Any = ..., *,
+    @staticmethod
+    def from_handle(ptr: int, size: int, mr: Optional[MemoryResource] = ..., owner: Any = ..., *,
                     stream: Optional[StreamLike] = ...) -> Buffer: ...
     @classmethod
     def from_ipc_descriptor(cls, mr: Union[DeviceMemoryResource, PinnedMemoryResource],

@@ -68,8 +68,8 @@ cdef class Buffer:
         it calls ``mr.deallocate``; with `owner`, the owner is only kept alive."""
         return Buffer.from_handle(ptr, size, mr, owner, stream=stream)
 
-    @classmethod
-    def from_handle(cls, ptr, size, mr=None, owner=None, *, stream=None):
+    @staticmethod
+    def from_handle(ptr, size, mr=None, owner=None, *, stream=None):
         """View memory at `ptr`: closing it calls ``mr.deallocate`` if `mr` is given,
         else just drops `owner`; the memory is never freed by the Buffer itself."""
         cdef Buffer b
