@@ -25,7 +25,8 @@ defaults (a stub default of ``...`` matches any default).
 
 The subset is /work/shared/API.md (Device, Stream, Event, the memory resources,
 Buffer, the IPC types, CUDAError) plus ManagedMemoryResource(+Options),
-LegacyPinnedMemoryResource, Device.get_all_devices, cuda.core._device._tls,
+LegacyPinnedMemoryResource, the kernel classes (Program, ProgramOptions,
+ObjectCode, Kernel, LaunchConfig, launch: issue 17), Device.get_all_devices, cuda.core._device._tls,
 cuda.core._stream.Stream_accept and cuda.core._utils.cuda_utils.{CUDAError,
 handle_return, driver}. Each entry is a dotted path as upstream code reaches
 it (``cuda.core.Buffer`` and ``cuda.core._memory._buffer.Buffer`` are both
@@ -70,6 +71,7 @@ TOP_LEVEL = [
     "Stream", "StreamOptions", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM",
     "Event", "EventOptions",
     "system",
+    "Program", "ProgramOptions", "ObjectCode", "Kernel", "LaunchConfig", "launch",
 ]
 EXPLICIT = [
     "cuda.core._memory._ipc.IPCBufferDescriptor",
@@ -94,6 +96,10 @@ ALL_OF = [
     "cuda.core._device",
     "cuda.core._stream",
     "cuda.core._event",
+    "cuda.core._program",
+    "cuda.core._module",
+    "cuda.core._launch_config",
+    "cuda.core._launcher",
 ]
 # Names in ``cuda.core._memory`` (the package) that belong to the subset.
 MEMORY_PACKAGE = [

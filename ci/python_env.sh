@@ -16,6 +16,19 @@ fi
 PY="$ROOT/build/venv/bin/python"
 "$PY" -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel >/dev/null
 "$PY" -m pip install -q --disable-pip-version-check "Cython>=3.0" "pytest>=7" pytest-timeout numpy
+# NVRTC (cuda.core.Program; the tests compile for real and fail without it): a
+# CUDA toolkit's when there is one, else the PyPI wheel (CUDA 13.0, as the
+# driver the package targets; it lands in nvidia/cu13/lib, which Program finds).
+have_nvrtc=0
+for base in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda; do
+    for so in "$base"/lib64/libnvrtc.so.1[23] "$base"/lib/libnvrtc.so.1[23]; do
+        [[ -n $base && -e $so ]] && have_nvrtc=1
+    done
+done
+if [[ $have_nvrtc == 0 ]]; then
+    echo "== no CUDA toolkit NVRTC found: installing the nvidia-cuda-nvrtc wheel into build/venv"
+    "$PY" -m pip install -q --disable-pip-version-check "nvidia-cuda-nvrtc==13.0.*"
+fi
 echo "== building and installing cuda-core-ipcsafe into build/venv"
 "$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall . \
     > build/pip-install.log 2>&1 || { tail -40 build/pip-install.log; exit 1; }

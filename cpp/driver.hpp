@@ -77,7 +77,13 @@ namespace cuda_core {
     X(cuMemsetD8Async)                \
     X(cuMemsetD32Async)               \
     X(cuMemGetAddressRange)           \
-    X(cuPointerGetAttribute)
+    X(cuPointerGetAttribute)          \
+    X(cuLibraryLoadData)              \
+    X(cuLibraryUnload)                \
+    X(cuLibraryGetKernel)             \
+    X(cuKernelGetAttribute)           \
+    X(cuKernelGetParamInfo)           \
+    X(cuLaunchKernelEx)
 
 // The entry points. Member `cuFoo_` has the exact type of cuda.h's cuFoo.
 struct DriverTable {

@@ -10,6 +10,8 @@
 //   memory.hpp          pools and device-pointer handles (allocations, borrowed memory)
 //   ipc_import.hpp      deviceptr_import_ipc and the IPC import cache
 //   testing_switches.hpp  the legacy-order / cache-off switches (testing build only)
+//   module.hpp          loaded code (CUlibrary), kernels, launches
+//   nvrtc.hpp           NVRTC loaded at first use, the program handle
 //
 // Internal to cpp/ (not included here): make_handle.hpp (how factories build
 // handles), deviceptr_box.hpp (the device-pointer box types).
@@ -25,5 +27,7 @@
 #include "ipc_descriptor.hpp"
 #include "ipc_import.hpp"
 #include "memory.hpp"
+#include "module.hpp"
+#include "nvrtc.hpp"
 #include "testing_switches.hpp"
 #include "thread_safety.hpp"

@@ -32,14 +32,16 @@ def test_the_shipped_binary_names_no_switch():
         assert b"CUDA_CORE_TESTING" not in data, so
 
 
-def test_the_only_environment_variable_the_core_names_is_the_driver_library():
+def test_the_only_environment_variables_the_package_names_are_the_library_paths():
+    """CUDA_CORE_DRIVER_LIBRARY (the driver) and CUDA_CORE_NVRTC_LIBRARY (NVRTC, for Program)."""
+    allowed = (b"CUDA_CORE_DRIVER_LIBRARY", b"CUDA_CORE_NVRTC_LIBRARY")
     names = set()
     for so in extension_binaries():
         for s in printable_strings(so.read_bytes()):
             names.update(re.findall(rb"CUDA_CORE_[A-Z_]+", s))
     # (the compiler may split a message that names it: a fragment is a prefix of it)
     assert b"CUDA_CORE_DRIVER_LIBRARY" in names, names
-    assert all(b"CUDA_CORE_DRIVER_LIBRARY".startswith(n) for n in names), names
+    assert all(any(a.startswith(n) for a in allowed) for n in names), names
 
 
 def test_the_switch_queries_are_off_whatever_the_environment(monkeypatch):

@@ -869,3 +869,72 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
     std::sort(exported.begin(), exported.end());
     EXPECT_EQ(exported, expected);
 }
+
+// Libraries, kernels and launches (api_kernels.cpp): images are checked, the
+// kernels an image defines are found, and a launch runs the host stand-in.
+TEST_F(Sim, LibrariesKernelsAndTheFillStandIn) {
+    const char* ptx =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".visible .entry cuda_core_sim_fill_u8(\n.param .u64 a, .param .u64 b, .param .u32 c)\n{ ret; }\n"
+        ".visible .entry other_kernel()\n{ ret; }\n";
+    CUlibrary lib = nullptr;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuLibraryLoadData(&lib, nullptr, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    EXPECT_EQ(CUDA_ERROR_INVALID_PTX, D.cuLibraryLoadData(&lib, "hello", nullptr, nullptr, 0, nullptr, nullptr, 0));
+    unsigned char bogus_elf[80] = {0x7f, 'E', 'L', 'F', 2};
+    EXPECT_EQ(CUDA_ERROR_INVALID_IMAGE, D.cuLibraryLoadData(&lib, bogus_elf, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    OK(D.cuLibraryLoadData(&lib, ptx, nullptr, nullptr, 0, nullptr, nullptr, 0));
+
+    CUkernel fill = nullptr, other = nullptr, again = nullptr;
+    EXPECT_EQ(CUDA_ERROR_NOT_FOUND, D.cuLibraryGetKernel(&fill, lib, "cuda_core_sim_fill"));  // a prefix is not a name
+    EXPECT_EQ(CUDA_ERROR_NOT_FOUND, D.cuLibraryGetKernel(&fill, lib, "missing"));
+    OK(D.cuLibraryGetKernel(&fill, lib, "cuda_core_sim_fill_u8"));
+    OK(D.cuLibraryGetKernel(&again, lib, "cuda_core_sim_fill_u8"));
+    EXPECT_EQ(fill, again);
+    OK(D.cuLibraryGetKernel(&other, lib, "other_kernel"));
+
+    size_t offset = 0, size = 0;
+    OK(D.cuKernelGetParamInfo(fill, 2, &offset, &size));
+    EXPECT_EQ(offset, 16u);
+    EXPECT_EQ(size, 4u);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuKernelGetParamInfo(fill, 3, &offset, &size));
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuKernelGetParamInfo(other, 0, &offset, &size));
+    int threads = 0;
+    OK(D.cuKernelGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fill, 0));
+    EXPECT_EQ(threads, 1024);
+
+    CUmemoryPool pool = make_pool(false);
+    const size_t n = 1000;
+    CUdeviceptr dst = alloc(pool, n);
+    uint64_t dst_arg = dst, n_arg = n;
+    uint32_t seed = 5;
+    void* args[] = {&dst_arg, &n_arg, &seed};
+    CUlaunchConfig cfg;
+    std::memset(&cfg, 0, sizeof cfg);
+    cfg.gridDimX = cfg.gridDimY = cfg.gridDimZ = 1;
+    cfg.blockDimX = cfg.blockDimY = cfg.blockDimZ = 1;
+    cfg.hStream = stream_;
+    OK(D.cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fill), args, nullptr));
+    std::vector<unsigned char> got = read(dst, n);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(got[i], static_cast<unsigned char>(seed + 7 * i)) << i;
+
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(other), nullptr, nullptr));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fill), nullptr, nullptr));
+    n_arg = n + 1;  // one byte past the allocation: a GPU would fault
+    EXPECT_EQ(CUDA_ERROR_ILLEGAL_ADDRESS, D.cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fill), args, nullptr));
+    n_arg = n;
+    cfg.blockDimX = 0;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fill), args, nullptr));
+    cfg.blockDimX = 2048;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fill), args, nullptr));
+    cfg.blockDimX = 1;
+    OK(D.cuCtxSetCurrent(nullptr));
+    EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fill), args, nullptr));
+    OK(D.cuCtxSetCurrent(ctx_));
+
+    OK(D.cuLibraryUnload(lib));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuLibraryUnload(lib));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuLaunchKernelEx(&cfg, reinterpret_cast<CUfunction>(fill), args, nullptr));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuKernelGetParamInfo(fill, 0, &offset, &size));
+    OK(D.cuMemFreeAsync(dst, stream_));
+    OK(D.cuMemPoolDestroy(pool));
+}

@@ -13,6 +13,8 @@ check_not_mixed_with_upstream()  # before anything that a mixed install may have
 from cuda.core._context import Context  # noqa: E402
 from cuda.core._device import Device, system  # noqa: E402
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor  # noqa: E402
+from cuda.core._launch_config import LaunchConfig  # noqa: E402
+from cuda.core._launcher import launch  # noqa: E402
 from cuda.core._memory import (  # noqa: E402
     Buffer,
     DeviceMemoryResource,
@@ -26,6 +28,8 @@ from cuda.core._memory import (  # noqa: E402
     PinnedMemoryResource,
     PinnedMemoryResourceOptions,
 )
+from cuda.core._module import Kernel, ObjectCode  # noqa: E402
+from cuda.core._program import Program, ProgramOptions  # noqa: E402
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions  # noqa: E402
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning  # noqa: E402
 
@@ -44,15 +48,21 @@ __all__ = [
     "IPCAllocationHandle",
     "IPCBufferDescriptor",
     "IPCEventDescriptor",
+    "Kernel",
+    "LaunchConfig",
     "LEGACY_DEFAULT_STREAM",
     "LegacyPinnedMemoryResource",
     "ManagedMemoryResource",
     "ManagedMemoryResourceOptions",
     "MemoryResource",
+    "ObjectCode",
     "PER_THREAD_DEFAULT_STREAM",
     "PinnedMemoryResource",
     "PinnedMemoryResourceOptions",
+    "Program",
+    "ProgramOptions",
     "Stream",
     "StreamOptions",
+    "launch",
     "system",
 ]

@@ -2,6 +2,8 @@
 from cuda.core._context import Context
 from cuda.core._device import Device, system
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor
+from cuda.core._launch_config import LaunchConfig
+from cuda.core._launcher import launch
 from cuda.core._memory import (
     Buffer,
     DeviceMemoryResource,
@@ -15,6 +17,8 @@ from cuda.core._memory import (
     PinnedMemoryResource,
     PinnedMemoryResourceOptions,
 )
+from cuda.core._module import Kernel, ObjectCode
+from cuda.core._program import Program, ProgramOptions
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning
 
@@ -34,15 +38,21 @@ __all__ = [
     "IPCAllocationHandle",
     "IPCBufferDescriptor",
     "IPCEventDescriptor",
+    "Kernel",
+    "LaunchConfig",
     "LEGACY_DEFAULT_STREAM",
     "LegacyPinnedMemoryResource",
     "ManagedMemoryResource",
     "ManagedMemoryResourceOptions",
     "MemoryResource",
+    "ObjectCode",
     "PER_THREAD_DEFAULT_STREAM",
     "PinnedMemoryResource",
     "PinnedMemoryResourceOptions",
+    "Program",
+    "ProgramOptions",
     "Stream",
     "StreamOptions",
+    "launch",
     "system",
 ]

@@ -235,3 +235,63 @@ cdef object address_arg(object value, str what)
 cdef object size_arg(object size)
 # `options` as an instance of `cls` (None stays None; a dict gives cls(**options)).
 cdef object coerce_options(object options, object cls)
+
+
+# ---------------------------------------------------------------- NVRTC (cpp/nvrtc.hpp)
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
+    cppclass NvrtcProgramBox:
+        void* program
+    ctypedef shared_ptr[const NvrtcProgramBox] NvrtcProgramHandle
+
+# Loads NVRTC from the first usable of `candidates` (first call per process
+# wins); raises NVRTCError naming every file tried when none is usable.
+cdef int nvrtc_require(list candidates) except -1
+# raise_nvrtc_error is the ONE function that turns an nvrtcResult into NVRTCError
+# (`log`, NVRTC's compile log, is appended to the message when not empty).
+cdef int raise_nvrtc_error(int result, str what, str log=*) except -1
+cdef NvrtcProgramHandle create_nvrtc_program_handle(const string& source, const string& name) noexcept nogil
+cdef int take_last_nvrtc_error() noexcept nogil
+cdef int nvrtc_compile(const NvrtcProgramHandle& program, const vector[string]& options,
+                       const vector[string]& name_expressions, string* log,
+                       vector[string]* lowered) noexcept nogil
+# target: 0 PTX, 1 cubin, 2 LTO-IR
+cdef int nvrtc_get_code(const NvrtcProgramHandle& program, int target, string* out) noexcept nogil
+
+
+# ---------------------------------------------------------------- libraries, kernels, launches (cpp/module.hpp)
+cdef extern from "cuda.h" nogil:
+    ctypedef void* CUlibrary
+    ctypedef void* CUkernel
+    ctypedef int CUfunction_attribute
+
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
+    cppclass LibraryBox:
+        CUlibrary library
+        cbool owned
+    cppclass KernelBox:
+        CUkernel kernel
+        shared_ptr[const LibraryBox] library
+    ctypedef shared_ptr[const LibraryBox] LibraryHandle
+    ctypedef shared_ptr[const KernelBox] KernelHandle
+    cppclass LaunchDims:
+        unsigned int grid[3]
+        unsigned int block[3]
+        unsigned int cluster[3]
+        unsigned int shared_mem_bytes
+        cbool has_cluster
+        cbool cooperative
+        cbool programmatic_serialization
+
+cdef LibraryHandle create_library_handle(const void* image) noexcept nogil
+cdef LibraryHandle borrow_library_handle(CUlibrary library) noexcept nogil
+cdef KernelHandle create_kernel_handle(const LibraryHandle& library, const char* name) noexcept nogil
+cdef KernelHandle borrow_kernel_handle(CUkernel kernel, const LibraryHandle& library) noexcept nogil
+cdef CUresult kernel_param_info(const KernelHandle& kernel, size_t index, size_t* offset, size_t* size) noexcept nogil
+cdef long kernel_param_count(const KernelHandle& kernel, CUresult* status) noexcept nogil
+cdef CUresult kernel_attribute(const KernelHandle& kernel, CUfunction_attribute attribute, CUdevice device,
+                               int* value) noexcept nogil
+cdef CUresult launch_kernel(const KernelHandle& kernel, const StreamHandle& stream, const LaunchDims& dims,
+                            void** args) noexcept nogil

@@ -14,8 +14,9 @@ import threading
 from libc.stdint cimport uint64_t
 from libcpp cimport bool as cbool
 from libcpp.string cimport string
+from libcpp.vector cimport vector
 
-from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning
+from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, NVRTCError
 
 __all__ = []
 
@@ -322,6 +323,109 @@ def _ipc_cache_size():
 def _testing_switches():
     return {"legacy_import_order": bool(cpp_testing_legacy_import_order()),
             "ipc_cache_disabled": bool(cpp_testing_ipc_cache_disabled())}
+
+
+# ---------------------------------------------------------------- NVRTC (cpp/nvrtc.hpp)
+
+cdef extern from "nvrtc.hpp" nogil:
+    int cpp_nvrtc_load "cuda_core::nvrtc_load"(const vector[string]&)
+    string cpp_nvrtc_load_error "cuda_core::nvrtc_load_error"() except +
+    string cpp_nvrtc_library_path "cuda_core::nvrtc_library_path"() except +
+    int cpp_nvrtc_version "cuda_core::nvrtc_version"(int*, int*)
+    string cpp_nvrtc_error_name "cuda_core::nvrtc_error_name"(int) except +
+    int cpp_take_last_nvrtc_error "cuda_core::take_last_nvrtc_error"()
+    NvrtcProgramHandle cpp_create_nvrtc_program_handle "cuda_core::create_nvrtc_program_handle"(
+        const string&, const string&)
+    int cpp_nvrtc_compile "cuda_core::nvrtc_compile"(
+        const NvrtcProgramHandle&, const vector[string]&, const vector[string]&, string*, vector[string]*)
+    ctypedef int NvrtcTarget "cuda_core::NvrtcTarget"
+    int cpp_nvrtc_get_code "cuda_core::nvrtc_get_code"(const NvrtcProgramHandle&, NvrtcTarget, string*)
+
+
+cdef int raise_nvrtc_error(int result, str what, str log=None) except -1:
+    """Raise NVRTCError "<what>: NVRTC_ERROR_NAME" (+ the log); 0 for NVRTC_SUCCESS."""
+    if result == 0:
+        return 0
+    if result == 1000:   # kNvrtcNotLoaded
+        raise NVRTCError(f"{what}: {cpp_nvrtc_load_error().decode()}", None)
+    msg = f"{what}: {cpp_nvrtc_error_name(result).decode()}"
+    if log:
+        msg += f"\nCompilation log:\n{log}"
+    raise NVRTCError(msg, int(result))
+
+
+cdef int nvrtc_require(list candidates) except -1:
+    cdef vector[string] paths
+    for c in candidates:
+        paths.push_back(str(c).encode())
+    cdef int r
+    with nogil:
+        r = cpp_nvrtc_load(paths)
+    return raise_nvrtc_error(r, "cannot compile")
+
+
+cdef NvrtcProgramHandle create_nvrtc_program_handle(const string& source, const string& name) noexcept nogil:
+    return cpp_create_nvrtc_program_handle(source, name)
+
+cdef int take_last_nvrtc_error() noexcept nogil:
+    return cpp_take_last_nvrtc_error()
+
+cdef int nvrtc_compile(const NvrtcProgramHandle& program, const vector[string]& options,
+                       const vector[string]& name_expressions, string* log,
+                       vector[string]* lowered) noexcept nogil:
+    return cpp_nvrtc_compile(program, options, name_expressions, log, lowered)
+
+cdef int nvrtc_get_code(const NvrtcProgramHandle& program, int target, string* out) noexcept nogil:
+    return cpp_nvrtc_get_code(program, <NvrtcTarget>target, out)
+
+
+def _nvrtc_info():
+    """(loaded path or "", load error or "", (major, minor) or None), for diagnostics and tests."""
+    cdef int major = 0, minor = 0
+    version = (major, minor) if cpp_nvrtc_version(&major, &minor) == 0 else None
+    return cpp_nvrtc_library_path().decode(), cpp_nvrtc_load_error().decode(), version
+
+
+# ---------------------------------------------------------------- libraries, kernels, launches (cpp/module.hpp)
+
+cdef extern from "module.hpp" nogil:
+    LibraryHandle cpp_create_library_handle "cuda_core::create_library_handle"(const void*)
+    LibraryHandle cpp_borrow_library_handle "cuda_core::borrow_library_handle"(CUlibrary)
+    KernelHandle cpp_create_kernel_handle "cuda_core::create_kernel_handle"(const LibraryHandle&, const char*)
+    KernelHandle cpp_borrow_kernel_handle "cuda_core::borrow_kernel_handle"(CUkernel, const LibraryHandle&)
+    CUresult cpp_kernel_param_info "cuda_core::kernel_param_info"(const KernelHandle&, size_t, size_t*, size_t*)
+    long cpp_kernel_param_count "cuda_core::kernel_param_count"(const KernelHandle&, CUresult*)
+    CUresult cpp_kernel_attribute "cuda_core::kernel_attribute"(
+        const KernelHandle&, CUfunction_attribute, CUdevice, int*)
+    CUresult cpp_launch_kernel "cuda_core::launch_kernel"(
+        const KernelHandle&, const StreamHandle&, const LaunchDims&, void**)
+
+
+cdef LibraryHandle create_library_handle(const void* image) noexcept nogil:
+    return cpp_create_library_handle(image)
+
+cdef LibraryHandle borrow_library_handle(CUlibrary library) noexcept nogil:
+    return cpp_borrow_library_handle(library)
+
+cdef KernelHandle create_kernel_handle(const LibraryHandle& library, const char* name) noexcept nogil:
+    return cpp_create_kernel_handle(library, name)
+
+cdef KernelHandle borrow_kernel_handle(CUkernel kernel, const LibraryHandle& library) noexcept nogil:
+    return cpp_borrow_kernel_handle(kernel, library)
+
+cdef CUresult kernel_param_info(const KernelHandle& kernel, size_t index, size_t* offset, size_t* size) noexcept nogil:
+    return cpp_kernel_param_info(kernel, index, offset, size)
+
+cdef long kernel_param_count(const KernelHandle& kernel, CUresult* status) noexcept nogil:
+    return cpp_kernel_param_count(kernel, status)
+
+cdef CUresult kernel_attribute(const KernelHandle& kernel, CUfunction_attribute attribute, CUdevice device,
+                               int* value) noexcept nogil:
+    return cpp_kernel_attribute(kernel, attribute, device, value)
+
+cdef CUresult launch_kernel(const KernelHandle& kernel, const StreamHandle& stream, const LaunchDims& dims,
+                            void** args) noexcept nogil:
+    return cpp_launch_kernel(kernel, stream, dims, args)
 
 
 # Warnings for cleanup failures, and the GIL ops: installed once, at import.

@@ -13,7 +13,7 @@ try:
 except ImportError:   # cuda-bindings is optional
     driver = None
 
-__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "driver", "handle_return"]
+__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "NVRTCError", "driver", "handle_return"]
 
 
 class CUDAError(Exception):
@@ -24,6 +24,12 @@ class CUDAError(Exception):
     def __init__(self, message, code=None):
         super().__init__(message)
         self.code = code
+
+
+class NVRTCError(CUDAError):
+    """NVRTC (the runtime compiler) failed, or could not be loaded. The message
+    holds the nvrtcResult name and, for a failed compile, NVRTC's log; ``code``
+    holds the nvrtcResult number (``None`` when NVRTC could not be loaded)."""
 
 
 class CUDAWarning(RuntimeWarning):

@@ -2,7 +2,7 @@
 from types import ModuleType
 from typing import Any, NamedTuple, Optional, Tuple
 
-__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "driver", "handle_return"]
+__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "NVRTCError", "driver", "handle_return"]
 
 driver: ModuleType
 
@@ -10,6 +10,9 @@ driver: ModuleType
 class CUDAError(Exception):
     code: Optional[int]
     def __init__(self, message: str, code: Optional[int] = ...) -> None: ...
+
+
+class NVRTCError(CUDAError): ...
 
 
 class CUDAWarning(RuntimeWarning): ...

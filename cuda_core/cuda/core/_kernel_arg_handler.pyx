@@ -1,0 +1,93 @@
+# cython: language_level=3
+# distutils: language = c++
+"""Kernel arguments -> the driver's ``kernelParams`` (cuda.core._kernel_arg_handler).
+
+The rules (upstream cuda.core 1.2.2's): a :class:`~cuda.core.Buffer` passes its
+device address; a Python ``int`` is a 64-bit value (a pointer or a 64-bit
+integer); ``float`` a C ``double``; ``complex`` two doubles; ``bool`` a C++
+``bool``; a NumPy scalar (bool, int, uint, float16/32/64, complex64/128) and a
+ctypes scalar (``c_int32``, ``c_void_p``, ...) pass their own bytes. Anything
+else is a TypeError naming the argument.
+"""
+import ctypes
+import struct
+
+from libc.stdint cimport uintptr_t
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy
+
+from cuda.core._memory._buffer cimport Buffer
+
+__all__ = ["ParamHolder"]
+
+cdef object _SimpleCData = ctypes._SimpleCData
+
+
+cdef bytes _arg_bytes(object arg, Py_ssize_t i):
+    if isinstance(arg, Buffer):
+        (<Buffer>arg)._check_open()
+        return struct.pack("<Q", (<Buffer>arg)._ptr)
+    if isinstance(arg, bool):
+        return b"\x01" if arg else b"\x00"
+    if isinstance(arg, int):
+        if -(1 << 63) <= arg < 0:
+            return struct.pack("<q", arg)
+        if 0 <= arg < (1 << 64):
+            return struct.pack("<Q", arg)
+        raise OverflowError(f"kernel argument {i}: int {arg} does not fit in 64 bits")
+    if isinstance(arg, float):
+        return struct.pack("<d", arg)
+    if isinstance(arg, complex):
+        return struct.pack("<dd", arg.real, arg.imag)
+    if isinstance(arg, _SimpleCData):
+        return bytes(arg)
+    if type(arg).__module__ == "numpy" and hasattr(arg, "dtype") and hasattr(arg, "tobytes"):
+        if getattr(arg, "ndim", 1) == 0 and arg.dtype.kind in "biufc":
+            return arg.tobytes()
+        raise TypeError(f"kernel argument {i}: unsupported NumPy value of dtype {arg.dtype} and ndim "
+                        f"{getattr(arg, 'ndim', '?')} (pass a NumPy scalar, a Buffer or a pointer int)")
+    raise TypeError(f"kernel argument {i}: unsupported type {type(arg).__name__} (supported: Buffer, int, float, "
+                    f"complex, bool, NumPy scalars, ctypes scalars)")
+
+
+cdef class ParamHolder:
+    """The packed arguments of one launch; ``ptr`` is the ``void**`` the driver reads."""
+
+    def __init__(self, kernel_args):
+        self._pack(tuple(kernel_args), None)
+
+    cdef int _pack(self, tuple args, list sizes) except -1:
+        """`sizes` (the kernel's parameter sizes, or None): a slot is never smaller
+        than its parameter, so the driver never reads past the block."""
+        cdef Py_ssize_t n = len(args), i
+        cdef size_t total = 0, slot
+        cdef list datas = []
+        cdef list offsets = []
+        cdef bytes b
+        for i in range(n):
+            b = _arg_bytes(args[i], i)
+            slot = len(b)
+            if sizes is not None and i < len(sizes) and sizes[i] > slot:
+                slot = sizes[i]
+            slot = (slot + 15) // 16 * 16 if slot else 16
+            datas.append(b)
+            offsets.append(total)
+            total += slot
+        self._keep = list(args)
+        if n == 0:
+            self.ptr = 0
+            return 0
+        self._block = <char*>calloc(total, 1)
+        self._ptrs = <void**>calloc(n, sizeof(void*))
+        if self._block == NULL or self._ptrs == NULL:
+            raise MemoryError()
+        for i in range(n):
+            b = datas[i]
+            memcpy(self._block + <size_t>offsets[i], <const char*>b, len(b))
+            self._ptrs[i] = self._block + <size_t>offsets[i]
+        self.ptr = <uintptr_t>self._ptrs
+        return 0
+
+    def __dealloc__(self):
+        free(self._ptrs)
+        free(self._block)

@@ -1,0 +1,7 @@
+cdef class LaunchConfig:
+    cdef tuple _grid
+    cdef object _cluster     # a 3-tuple or None
+    cdef tuple _block
+    cdef object _shmem_size
+    cdef bint _is_cooperative
+    cdef bint _programmatic_stream_serialization

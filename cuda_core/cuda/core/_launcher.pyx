@@ -1,0 +1,86 @@
+# cython: language_level=3
+# distutils: language = c++
+"""launch(): a kernel on a stream (cuda.core._launcher)."""
+from cuda.core._kernel_arg_handler cimport ParamHolder
+from cuda.core._launch_config cimport LaunchConfig
+from cuda.core._module cimport Kernel
+from cuda.core._resource_handles cimport (
+    CUresult, LaunchDims, StreamHandle, check, kernel_param_info, launch_kernel,
+)
+from cuda.core._stream cimport Stream, as_stream
+
+from cuda.core._launch_config import LaunchConfig as _LaunchConfigType
+
+__all__ = ["launch"]
+
+
+def launch(stream, config, kernel, *kernel_args):
+    """Launch ``kernel`` on ``stream`` with ``config`` and ``kernel_args``.
+
+    Parameters
+    ----------
+    stream : Stream
+        The stream that orders the launch (or an object with ``__cuda_stream__``).
+    config : LaunchConfig
+        Grid, block, cluster and shared memory (a dict of LaunchConfig fields is accepted).
+    kernel : Kernel
+        From :meth:`ObjectCode.get_kernel`.
+    *kernel_args
+        Buffers, ints (pointers or 64-bit integers), floats, NumPy or ctypes scalars
+        (see :mod:`cuda.core._kernel_arg_handler`).
+
+    Raises
+    ------
+    TypeError
+        A wrong type of stream, config, kernel or argument, or (when the driver
+        reports the kernel's parameters) the wrong number of arguments.
+    RuntimeError
+        A closed stream or a closed Buffer argument.
+    CUDAError
+        The driver refused the launch.
+    """
+    cdef Stream s = as_stream(stream)
+    if isinstance(config, dict):
+        config = _LaunchConfigType(**config)
+    if not isinstance(config, LaunchConfig):
+        raise TypeError(f"config must be a LaunchConfig, not {type(config).__name__}")
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel must be a Kernel (from ObjectCode.get_kernel), not {type(kernel).__name__}")
+    cdef LaunchConfig conf = <LaunchConfig>config
+    cdef Kernel k = <Kernel>kernel
+    cdef long nparams = k._arg_count()
+    cdef list sizes = None
+    cdef size_t offset = 0, size = 0
+    cdef long i
+    if nparams >= 0:
+        if nparams != len(kernel_args):
+            raise TypeError(f"kernel {k._name!r} takes {nparams} argument{'s' if nparams != 1 else ''}, "
+                            f"{len(kernel_args)} given")
+        sizes = []
+        for i in range(nparams):
+            check(kernel_param_info(k._h, <size_t>i, &offset, &size))
+            sizes.append(size)
+    cdef ParamHolder params = ParamHolder.__new__(ParamHolder)
+    params._pack(kernel_args, sizes)
+    cdef LaunchDims dims
+    cluster = conf.cluster
+    for i in range(3):
+        dims.block[i] = conf.block[i]
+        if cluster is None:
+            dims.grid[i] = conf.grid[i]
+            dims.cluster[i] = 1
+        else:
+            if conf.grid[i] * cluster[i] >= (1 << 32):
+                raise ValueError(f"LaunchConfig grid x cluster does not fit in 32 bits in dimension {i}")
+            dims.grid[i] = conf.grid[i] * cluster[i]
+            dims.cluster[i] = cluster[i]
+    dims.has_cluster = cluster is not None
+    dims.shared_mem_bytes = conf.shmem_size
+    dims.cooperative = conf.is_cooperative
+    dims.programmatic_serialization = conf.programmatic_stream_serialization
+    cdef StreamHandle h = s._h
+    cdef void** args = <void**>params.ptr
+    cdef CUresult r
+    with nogil:
+        r = launch_kernel(k._h, h, dims, args)
+    check(r)

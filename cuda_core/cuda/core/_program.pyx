@@ -1,0 +1,448 @@
+# cython: language_level=3
+# distutils: language = c++
+"""Program and ProgramOptions: CUDA C++ compiled at run time by NVRTC (cuda.core._program).
+
+NVRTC is loaded on first use (never at import) from, in order: the file named by
+``CUDA_CORE_NVRTC_LIBRARY`` (only that file, when set), ``$CUDA_HOME`` /
+``$CUDA_PATH`` ``lib64``/``lib``, the PyPI wheel ``nvidia-cuda-nvrtc``
+(``nvidia/cu13/lib``, ``nvidia/cuda_nvrtc/lib``), the system library path, and
+``/usr/local/cuda``. NVRTC runs on the CPU: compiling needs no GPU and no driver.
+"""
+import importlib.util
+import os
+import sys
+import threading
+from dataclasses import dataclass, fields
+
+from libcpp.string cimport string
+from libcpp.vector cimport vector
+
+from cuda.core._resource_handles cimport (
+    NvrtcProgramHandle, create_nvrtc_program_handle, nvrtc_compile, nvrtc_get_code, nvrtc_require,
+    raise_nvrtc_error, take_last_nvrtc_error,
+)
+
+from cuda.core._module import ObjectCode
+
+__all__ = ["Program", "ProgramOptions"]
+
+_SONAMES = ("libnvrtc.so.13", "libnvrtc.so.12")
+_TARGETS = {"ptx": 0, "cubin": 1, "ltoir": 2}
+
+
+def _nvrtc_candidates():
+    """The files NVRTC is loaded from, in order of preference (see the module docstring)."""
+    explicit = os.environ.get("CUDA_CORE_NVRTC_LIBRARY")
+    if explicit:
+        return [explicit]
+    out = []
+    for var in ("CUDA_HOME", "CUDA_PATH"):
+        base = os.environ.get(var)
+        if base:
+            out += [os.path.join(base, sub, so) for sub in ("lib64", "lib") for so in _SONAMES]
+    try:
+        spec = importlib.util.find_spec("nvidia")
+    except (ImportError, ValueError):
+        spec = None
+    for root in (list(spec.submodule_search_locations or ()) if spec is not None else ()):
+        out += [os.path.join(root, "cu13", "lib", "libnvrtc.so.13"),
+                os.path.join(root, "cuda_nvrtc", "lib", "libnvrtc.so.12"),
+                os.path.join(root, "cu12", "lib", "libnvrtc.so.12")]
+    out += list(_SONAMES)
+    out += [os.path.join("/usr/local/cuda", "lib64", so) for so in _SONAMES]
+    seen = set()
+    return [p for p in out if not (p in seen or seen.add(p))
+            and (os.sep not in p or os.path.exists(p))]
+
+
+def _as_list(value, what, item_types):
+    """`value` (one item, or a list/tuple of items) as a list; each item must be of `item_types`."""
+    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    for item in items:
+        if not isinstance(item, item_types) or isinstance(item, bool):
+            raise TypeError(f"ProgramOptions.{what} items must be {' or '.join(t.__name__ for t in item_types)}, "
+                            f"not {type(item).__name__}")
+    return items
+
+
+def _define_macro_args(value):
+    # one macro: "NAME" or ("NAME", "VALUE"); or a list/tuple of those
+    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
+        value = [value]
+    elif isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)):
+        raise TypeError(f"ProgramOptions.define_macro must be a str, a (name, value) tuple or a list of those, "
+                        f"not {type(value).__name__}")
+    out = []
+    for item in value:
+        if isinstance(item, str):
+            out.append(f"--define-macro={item}")
+        elif isinstance(item, tuple) and len(item) == 2 and all(isinstance(v, str) for v in item):
+            out.append(f"--define-macro={item[0]}={item[1]}")
+        else:
+            raise TypeError(f"ProgramOptions.define_macro items must be a str or a (name, value) tuple of str, "
+                            f"got {item!r}")
+    return out
+
+
+# How each NVRTC option is spelled. kind: "flag" (True adds it), "bool" (True/False
+# give =true/=false), "value" (=value), "each" (one --opt=item per item).
+_NVRTC_SPELLING = {
+    "relocatable_device_code": ("bool", "--relocatable-device-code"),
+    "extensible_whole_program": ("flag", "--extensible-whole-program"),
+    "debug": ("flag", "--device-debug"),
+    "lineinfo": ("flag", "--generate-line-info"),
+    "device_code_optimize": ("flag", "--dopt=on"),
+    "ptxas_options": ("each", "--ptxas-options"),
+    "max_register_count": ("value", "--maxrregcount"),
+    "ftz": ("bool", "--ftz"),
+    "prec_sqrt": ("bool", "--prec-sqrt"),
+    "prec_div": ("bool", "--prec-div"),
+    "fma": ("bool", "--fmad"),
+    "use_fast_math": ("flag", "--use_fast_math"),
+    "extra_device_vectorization": ("flag", "--extra-device-vectorization"),
+    "link_time_optimization": ("flag", "--dlink-time-opt"),
+    "gen_opt_lto": ("flag", "--gen-opt-lto"),
+    "undefine_macro": ("each", "--undefine-macro"),
+    "include_path": ("each", "--include-path"),
+    "pre_include": ("each", "--pre-include"),
+    "no_source_include": ("flag", "--no-source-include"),
+    "std": ("value", "--std"),
+    "builtin_move_forward": ("bool", "--builtin-move-forward"),
+    "builtin_initializer_list": ("bool", "--builtin-initializer-list"),
+    "disable_warnings": ("flag", "--disable-warnings"),
+    "restrict": ("flag", "--restrict"),
+    "device_as_default_execution_space": ("flag", "--device-as-default-execution-space"),
+    "device_int128": ("flag", "--device-int128"),
+    "optimization_info": ("value", "--optimization-info"),
+    "no_display_error_number": ("flag", "--no-display-error-number"),
+    "diag_error": ("each", "--diag-error"),
+    "diag_suppress": ("each", "--diag-suppress"),
+    "diag_warn": ("each", "--diag-warn"),
+    "brief_diagnostics": ("bool", "--brief-diagnostics"),
+    "time": ("value", "--time"),
+    "split_compile": ("value", "--split-compile"),
+    "fdevice_syntax_only": ("flag", "--fdevice-syntax-only"),
+    "minimal": ("flag", "--minimal"),
+    "no_cache": ("flag", "--no-cache"),
+    "fdevice_time_trace": ("value", "--fdevice-time-trace"),
+    "device_float128": ("flag", "--device-float128"),
+    "frandom_seed": ("value", "--frandom-seed"),
+    "ofast_compile": ("value", "--Ofast-compile"),
+    "pch": ("flag", "--pch"),
+    "create_pch": ("value", "--create-pch"),
+    "use_pch": ("value", "--use-pch"),
+    "pch_dir": ("value", "--pch-dir"),
+    "pch_verbose": ("bool", "--pch-verbose"),
+    "pch_messages": ("bool", "--pch-messages"),
+    "instantiate_templates_in_pch": ("bool", "--instantiate-templates-in-pch"),
+    "numba_debug": ("flag", "--numba-debug"),
+}
+_ITEM_TYPES = {"ptxas_options": (str,), "undefine_macro": (str,), "include_path": (str, os.PathLike),
+               "pre_include": (str,), "diag_error": (int,), "diag_suppress": (int,), "diag_warn": (int,)}
+_NVVM_ONLY = ("extra_sources", "use_libdevice")
+
+
+@dataclass
+class ProgramOptions:
+    """Options of :class:`Program` (upstream cuda.core 1.2.2's fields and defaults).
+
+    ``None`` leaves an option at NVRTC's default. The commonly used fields:
+
+    * ``name`` (str): the program's name, used in NVRTC's log and given to the
+      :class:`~cuda.core.ObjectCode` (default ``"default_program"``).
+    * ``arch`` (str): ``sm_<CC>`` (cubin) or ``compute_<CC>`` (PTX). Default: the
+      current device's compute capability (which needs a driver); give it to
+      compile without one.
+    * ``relocatable_device_code``, ``debug``, ``lineinfo`` (bool):
+      ``--relocatable-device-code``, ``--device-debug``, ``--generate-line-info``.
+    * ``std`` (str): the language dialect, e.g. ``"c++17"`` (NVRTC's default when ``None``).
+    * ``include_path`` (str or list of str): directories searched for headers.
+    * ``define_macro``: ``"NAME"`` defines NAME as 1; ``("NAME", "VALUE")`` defines
+      it as VALUE; or a list of those.
+
+    Every other field maps to the NVRTC option of the same name (see NVRTC's
+    documentation); ``extra_sources`` and ``use_libdevice`` belong to the NVVM
+    backend, which this package does not provide.
+    """
+    name: str | None = "default_program"
+    arch: str | None = None
+    relocatable_device_code: bool | None = None
+    extensible_whole_program: bool | None = None
+    debug: bool | None = None
+    lineinfo: bool | None = None
+    device_code_optimize: bool | None = None
+    ptxas_options: str | list[str] | tuple[str] | None = None
+    max_register_count: int | None = None
+    ftz: bool | None = None
+    prec_sqrt: bool | None = None
+    prec_div: bool | None = None
+    fma: bool | None = None
+    use_fast_math: bool | None = None
+    extra_device_vectorization: bool | None = None
+    link_time_optimization: bool | None = None
+    gen_opt_lto: bool | None = None
+    define_macro: str | tuple[str, str] | list[str | tuple[str, str]] | tuple[str | tuple[str, str], ...] | None = None
+    undefine_macro: str | list[str] | tuple[str] | None = None
+    include_path: str | list[str] | tuple[str] | None = None
+    use_bundled_headers: bool | None = None
+    pre_include: str | list[str] | tuple[str] | None = None
+    no_source_include: bool | None = None
+    std: str | None = None
+    builtin_move_forward: bool | None = None
+    builtin_initializer_list: bool | None = None
+    disable_warnings: bool | None = None
+    restrict: bool | None = None
+    device_as_default_execution_space: bool | None = None
+    device_int128: bool | None = None
+    optimization_info: str | None = None
+    no_display_error_number: bool | None = None
+    diag_error: int | list[int] | tuple[int] | None = None
+    diag_suppress: int | list[int] | tuple[int] | None = None
+    diag_warn: int | list[int] | tuple[int] | None = None
+    brief_diagnostics: bool | None = None
+    time: str | None = None
+    split_compile: int | None = None
+    fdevice_syntax_only: bool | None = None
+    minimal: bool | None = None
+    no_cache: bool | None = None
+    fdevice_time_trace: str | None = None
+    device_float128: bool | None = None
+    frandom_seed: str | None = None
+    ofast_compile: str | None = None
+    pch: bool | None = None
+    create_pch: str | None = None
+    use_pch: str | None = None
+    pch_dir: str | None = None
+    pch_verbose: bool | None = None
+    pch_messages: bool | None = None
+    instantiate_templates_in_pch: bool | None = None
+    extra_sources: list[tuple[str, str | bytes | bytearray]] | tuple[tuple[str, str | bytes | bytearray], ...] | None = None
+    use_libdevice: bool | None = None
+    numba_debug: bool | None = None
+
+    def __post_init__(self):
+        if self.name is None:
+            self.name = "default_program"
+        if not isinstance(self.name, str):
+            raise TypeError(f"ProgramOptions.name must be a str, not {type(self.name).__name__}")
+        if self.arch is None:
+            from cuda.core._device import Device   # needs the driver only when arch is not given
+
+            cc = Device().compute_capability
+            self.arch = f"sm_{cc[0]}{cc[1]}"
+        elif not isinstance(self.arch, str):
+            raise TypeError(f"ProgramOptions.arch must be a str such as 'sm_90', not {type(self.arch).__name__}")
+
+    def as_bytes(self, backend, target_type=None):
+        """The options as NVRTC command-line arguments (``list[bytes]``).
+
+        Parameters
+        ----------
+        backend : str
+            ``"nvrtc"`` (the only backend of this package; ``"nvvm"`` raises NotImplementedError).
+        target_type : str, optional
+            ``"ptx"``, ``"cubin"`` or ``"ltoir"`` (``"ltoir"`` adds ``-dlto``).
+        """
+        b = str(backend).lower()
+        if b == "nvvm":
+            raise NotImplementedError("the NVVM backend is not provided by this package (NVRTC only)")
+        if b != "nvrtc":
+            raise ValueError(f"unknown backend {backend!r}: expected 'nvrtc'")
+        return [a.encode() for a in self._nvrtc_args(target_type)]
+
+    def _nvrtc_args(self, target_type=None):
+        args = [f"-arch={self.arch}"]
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if value is None or f.name in ("name", "arch"):
+                continue
+            if f.name in _NVVM_ONLY:
+                raise ValueError(f"ProgramOptions.{f.name} is an NVVM option; NVRTC (the C++ backend) does not take it")
+            if f.name == "define_macro":
+                args += _define_macro_args(value)
+                continue
+            if f.name == "use_bundled_headers":
+                if value:
+                    raise NotImplementedError("use_bundled_headers is not supported by this package; "
+                                              "give include_path instead")
+                continue
+            kind, flag = _NVRTC_SPELLING[f.name]
+            if kind == "flag":
+                if value:
+                    args.append(flag)
+            elif kind == "bool":
+                args.append(f"{flag}={'true' if value else 'false'}")
+            elif kind == "value":
+                if isinstance(value, bool) or not isinstance(value, (str, int)):
+                    raise TypeError(f"ProgramOptions.{f.name} must be a str or int, not {type(value).__name__}")
+                args.append(f"{flag}={value}")
+            else:
+                args += [f"{flag}={os.fspath(v) if isinstance(v, os.PathLike) else v}"
+                         for v in _as_list(value, f.name, _ITEM_TYPES[f.name])]
+        if target_type == "ltoir" and "-dlto" not in args:
+            args.append("-dlto")
+        return args
+
+    def __repr__(self):
+        shown = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                          if getattr(self, f.name) is not None)
+        return f"ProgramOptions({shown})"
+
+
+cdef class Program:
+    """CUDA source compiled at run time into an :class:`~cuda.core.ObjectCode`.
+
+    NVRTC is loaded when the first C++ Program is created; if it cannot be
+    found, that raises :class:`~cuda.core._utils.cuda_utils.NVRTCError` naming
+    the files tried.
+
+    Parameters
+    ----------
+    code : str
+        The source: CUDA C++ (``code_type="c++"``) or PTX (``code_type="ptx"``).
+    code_type : str
+        ``"c++"`` (compiled by NVRTC) or ``"ptx"`` (returned as is by ``compile("ptx")``;
+        the driver compiles it when the module is loaded). ``"nvvm"`` is not provided.
+    options : ProgramOptions, optional
+        Compile options (a dict of ProgramOptions fields is accepted too).
+    """
+    cdef NvrtcProgramHandle _h
+    cdef object _options
+    cdef str _code_type
+    cdef object _ptx
+    cdef object _lock
+    cdef bint _closed
+
+    def __init__(self, code, code_type, options=None):
+        ct = str(getattr(code_type, "value", code_type)).lower()
+        if ct not in ("c++", "ptx", "nvvm"):
+            raise ValueError(f"code_type must be 'c++', 'ptx' or 'nvvm', got {code_type!r}")
+        if ct == "nvvm":
+            raise NotImplementedError("code_type 'nvvm' (libNVVM) is not provided by this package")
+        if options is None:
+            options = ProgramOptions()
+        elif isinstance(options, dict):
+            options = ProgramOptions(**options)
+        elif not isinstance(options, ProgramOptions):
+            raise TypeError(f"options must be a ProgramOptions, a dict or None, not {type(options).__name__}")
+        if not isinstance(code, str):
+            raise TypeError(f"{ct} source code must be a str, not {type(code).__name__}")
+        self._options = options
+        self._code_type = ct
+        self._lock = threading.Lock()
+        if ct == "ptx":
+            self._ptx = code
+            return
+        nvrtc_require(_nvrtc_candidates())
+        cdef string src = code.encode()
+        cdef string name = options.name.encode()
+        with nogil:
+            self._h = create_nvrtc_program_handle(src, name)
+        if not self._h:
+            raise_nvrtc_error(take_last_nvrtc_error(), "nvrtcCreateProgram")
+
+    def close(self):
+        """Destroy this program (idempotent)."""
+        with self._lock:
+            self._h.reset()
+            self._ptx = None
+            self._closed = True
+
+    @property
+    def is_closed(self):
+        """Whether this program has been closed."""
+        return bool(self._closed)
+
+    @property
+    def backend(self):
+        """``"NVRTC"`` for C++ programs; ``"driver"`` for PTX (JIT-compiled by the driver at load)."""
+        return "NVRTC" if self._code_type == "c++" else "driver"
+
+    @property
+    def handle(self):
+        """The address of the ``nvrtcProgram`` (an int; 0 for PTX or a closed program)."""
+        if not self._h:
+            return 0
+        return <size_t>self._h.get().program
+
+    @property
+    def pch_status(self):
+        """Always ``None``: precompiled headers are not reported by this package."""
+        return None
+
+    def compile(self, target_type, name_expressions=(), logs=None, *, cache=None):
+        """Compile to ``"ptx"``, ``"cubin"`` or ``"ltoir"``; returns an :class:`~cuda.core.ObjectCode`.
+
+        Parameters
+        ----------
+        target_type : str
+            ``"ptx"``, ``"cubin"`` or ``"ltoir"``.
+        name_expressions : tuple | list of str, optional
+            C++ names (e.g. template instantiations) to make retrievable by
+            ``ObjectCode.get_kernel(name_expression)``.
+        logs : object, optional
+            An object with ``write(str)`` that receives NVRTC's log (warnings included).
+        cache : optional
+            Not supported by this package (must be ``None``).
+
+        Raises
+        ------
+        NVRTCError
+            The compile failed; the message includes NVRTC's log.
+        """
+        tt = str(getattr(target_type, "value", target_type)).lower()
+        if tt not in _TARGETS:
+            raise ValueError(f"target_type must be 'ptx', 'cubin' or 'ltoir', got {target_type!r}")
+        if cache is not None:
+            raise NotImplementedError("Program.compile(cache=...) is not supported by this package")
+        if isinstance(name_expressions, (str, bytes)) or not isinstance(name_expressions, (list, tuple)):
+            raise TypeError("name_expressions must be a tuple or list of str")
+        exprs = [e.decode() if isinstance(e, bytes) else e for e in name_expressions]
+        for e in exprs:
+            if not isinstance(e, str):
+                raise TypeError(f"name_expressions items must be str, not {type(e).__name__}")
+        if self._closed:
+            raise RuntimeError("Program has been closed")
+        name = self._options.name
+        if self._code_type == "ptx":
+            if tt != "ptx":
+                raise NotImplementedError(f"compiling PTX to {tt} needs a linker (nvJitLink), which this package "
+                                          "does not provide; compile('ptx') and load the PTX instead")
+            return ObjectCode._init(self._ptx.encode(), "ptx", name=name)
+        cdef vector[string] opts
+        cdef vector[string] cexprs
+        cdef vector[string] lowered
+        cdef string log
+        cdef string code
+        cdef int r
+        cdef int target = _TARGETS[tt]
+        cdef NvrtcProgramHandle h
+        for a in self._options.as_bytes("nvrtc", tt):
+            opts.push_back(a)
+        for e in exprs:
+            cexprs.push_back(e.encode())
+        with self._lock:      # one compile of a program at a time (NVRTC programs are not re-entrant)
+            h = self._h
+            if not h:
+                raise RuntimeError("Program has been closed")
+            with nogil:
+                r = nvrtc_compile(h, opts, cexprs, &log, &lowered)
+            text = log.decode("utf-8", "replace")
+            if logs is not None and text:
+                logs.write(text)
+            raise_nvrtc_error(r, f"compiling {name!r} to {tt}", text)
+            with nogil:
+                r = nvrtc_get_code(h, target, &code)
+            raise_nvrtc_error(r, f"reading the {tt} of {name!r}")
+        data = <bytes>code
+        if tt == "ptx":
+            data = data.rstrip(b"\0")
+        mapping = {e: l.decode() for e, l in zip(exprs, lowered)}
+        return ObjectCode._init(data, tt, name=name, symbol_mapping=mapping)
+
+    def __repr__(self):
+        state = " (closed)" if self._closed else ""
+        return f"<Program {self._options.name!r} {self._code_type}{state}>"
+

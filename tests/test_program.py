@@ -1,0 +1,168 @@
+"""Program / ProgramOptions over NVRTC. NVRTC runs on the CPU, so these compile
+for real on any machine; they fail (not skip) when NVRTC cannot be loaded:
+ci/python_env.sh installs the PyPI wheel when no CUDA toolkit provides it."""
+import io
+import pickle
+
+import pytest
+
+from conftest import run_python
+from kernels import FILL_NAME, FILL_SOURCE
+
+pytestmark = [pytest.mark.no_driver_ok, pytest.mark.ours_only]
+
+
+def _program(source=FILL_SOURCE, **options):
+    from cuda.core import Program, ProgramOptions
+
+    options.setdefault("arch", "sm_90")
+    return Program(source, "c++", ProgramOptions(**options))
+
+
+def test_compile_to_ptx_for_sm90():
+    from cuda.core import ObjectCode
+
+    oc = _program(name="fill").compile("ptx")
+    assert isinstance(oc, ObjectCode)
+    assert oc.code_type == "ptx" and oc.name == "fill"
+    text = oc.code.decode()
+    assert ".version" in text and ".target sm_90" in text
+    assert f".entry {FILL_NAME}(" in text
+
+
+def test_compile_to_cubin_for_sm90():
+    oc = _program().compile("cubin")
+    assert oc.code_type == "cubin"
+    assert oc.code[:4] == b"\x7fELF"          # a real ELF image, not PTX
+    assert FILL_NAME.encode() + b"\0" in oc.code
+    # e_machine 190 (EM_CUDA)
+    assert int.from_bytes(oc.code[18:20], "little") == 190
+
+
+def test_compile_error_raises_with_nvrtc_log():
+    from cuda.core._utils.cuda_utils import CUDAError, NVRTCError
+
+    prog = _program("__global__ void broken() { this_is_not_declared = 1; }", name="broken_prog")
+    logs = io.StringIO()
+    with pytest.raises(NVRTCError) as info:
+        prog.compile("cubin", logs=logs)
+    msg = str(info.value)
+    assert isinstance(info.value, CUDAError)
+    assert "NVRTC_ERROR_COMPILATION" in msg
+    assert "this_is_not_declared" in msg and "is undefined" in msg   # NVRTC's own log text
+    assert "broken_prog" in msg
+    assert "this_is_not_declared" in logs.getvalue()
+
+
+def test_options_reach_nvrtc():
+    src = r"""
+    #include "answer.h"
+    #if !defined(FROM_TUPLE) || FROM_TUPLE != 7 || !defined(BARE) || __cplusplus < 201703L
+    #error options were not passed
+    #endif
+    extern "C" __global__ void k(int* out) { *out = ANSWER + FROM_TUPLE; }
+    """
+    import os
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as inc:
+        with open(os.path.join(inc, "answer.h"), "w") as f:
+            f.write("#define ANSWER 42\n")
+        prog = _program(src, include_path=[inc], define_macro=[("FROM_TUPLE", "7"), "BARE"], std="c++17",
+                        lineinfo=True, debug=False, relocatable_device_code=False)
+        ptx = prog.compile("ptx").code.decode()
+    assert ".entry k(" in ptx
+    assert ".loc" in ptx          # lineinfo
+
+
+def test_program_options_spelling_and_defaults():
+    from cuda.core import ProgramOptions
+
+    o = ProgramOptions(arch="sm_90", relocatable_device_code=True, debug=True, lineinfo=True,
+                       define_macro=[("A", "1"), "B"], include_path=["/a", "/b"], std="c++17")
+    assert o.as_bytes("nvrtc") == [b"-arch=sm_90", b"--relocatable-device-code=true", b"--device-debug",
+                                   b"--generate-line-info", b"--define-macro=A=1", b"--define-macro=B",
+                                   b"--include-path=/a", b"--include-path=/b", b"--std=c++17"]
+    assert ProgramOptions(arch="sm_90").name == "default_program"
+    assert ProgramOptions(arch="sm_90", name=None).name == "default_program"
+    with pytest.raises(TypeError, match="define_macro"):
+        ProgramOptions(arch="sm_90", define_macro=5).as_bytes("nvrtc")
+    with pytest.raises(ValueError, match="backend"):
+        ProgramOptions(arch="sm_90").as_bytes("clang")
+
+
+def test_bad_program_inputs():
+    from cuda.core import Program, ProgramOptions
+
+    with pytest.raises(ValueError, match="code_type"):
+        Program("x", "fortran", ProgramOptions(arch="sm_90"))
+    with pytest.raises(TypeError, match="str"):
+        Program(b"__global__ void k() {}", "c++", ProgramOptions(arch="sm_90"))
+    with pytest.raises(TypeError, match="options"):
+        Program("x", "c++", options=42)
+    with pytest.raises(ValueError, match="target_type"):
+        _program().compile("exe")
+    p = _program()
+    p.close()
+    assert p.is_closed
+    with pytest.raises(RuntimeError, match="closed"):
+        p.compile("ptx")
+
+
+def test_name_expressions_map_to_mangled_names():
+    src = "template <int N> __global__ void add(int* p) { *p += N; }"
+    oc = _program(src).compile("cubin", name_expressions=("add<3>",))
+    mangled = oc.symbol_mapping["add<3>"]
+    assert mangled.startswith("_Z") and mangled.encode() + b"\0" in oc.code
+
+
+def test_ptx_program_passes_through():
+    from cuda.core import Program, ProgramOptions
+
+    ptx = _program().compile("ptx").code.decode()
+    oc = Program(ptx, "ptx", ProgramOptions(arch="sm_90", name="pt")).compile("ptx")
+    assert oc.code.decode() == ptx and oc.code_type == "ptx"
+
+
+def test_object_code_constructors_and_pickle(tmp_path):
+    from cuda.core import ObjectCode
+
+    cubin = _program().compile("cubin")
+    path = tmp_path / "k.cubin"
+    path.write_bytes(cubin.code)
+    from_file = ObjectCode.from_cubin(path, name="f")
+    assert from_file.code == str(path) and from_file.name == "f"
+    again = pickle.loads(pickle.dumps(cubin))
+    assert again.code == cubin.code and again.code_type == "cubin"
+    with pytest.raises(TypeError):
+        ObjectCode.from_ptx(12)
+    with pytest.raises(RuntimeError, match="cannot be instantiated"):
+        ObjectCode()
+
+
+def test_missing_nvrtc_is_a_clear_error_at_first_use_not_import():
+    code = (
+        "import cuda.core\n"
+        "from cuda.core import Program, ProgramOptions\n"
+        "from cuda.core._utils.cuda_utils import NVRTCError\n"
+        "opts = ProgramOptions(arch='sm_90')\n"
+        "try:\n"
+        "    Program('__global__ void k() {}', 'c++', opts)\n"
+        "except NVRTCError as exc:\n"
+        "    print('RAISED', exc)\n"
+    )
+    proc = run_python(["-c", code], env_extra={"CUDA_CORE_NVRTC_LIBRARY": "/nonexistent/libnvrtc.so.13"})
+    assert proc.returncode == 0, proc.stderr
+    assert "RAISED" in proc.stdout
+    assert "/nonexistent/libnvrtc.so.13" in proc.stdout and "nvidia-cuda-nvrtc" in proc.stdout
+
+
+def test_nvrtc_is_found():
+    """Fails (does not skip) when no NVRTC is reachable: CI must provide one."""
+    from cuda.core import Program, ProgramOptions
+    from cuda.core._resource_handles import _nvrtc_info
+
+    Program("__global__ void k() {}", "c++", ProgramOptions(arch="sm_90"))
+    path, error, version = _nvrtc_info()
+    assert path and not error, error
+    assert version is not None and version[0] >= 12
