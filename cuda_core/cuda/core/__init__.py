@@ -11,7 +11,7 @@ from cuda.core._ipcsafe import __ipcsafe_version__, check_not_mixed_with_upstrea
 check_not_mixed_with_upstream()  # before anything that a mixed install may have overwritten
 
 from cuda.core._context import Context  # noqa: E402
-from cuda.core._device import Device, system  # noqa: E402
+from cuda.core._device import Device  # noqa: E402
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor  # noqa: E402
 from cuda.core._memory import (  # noqa: E402
     Buffer,
@@ -25,6 +25,8 @@ from cuda.core._memory import (  # noqa: E402
 )
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions  # noqa: E402
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning  # noqa: E402
+
+from cuda.core import system  # noqa: E402  (a module, as upstream's)
 
 del check_not_mixed_with_upstream
 

@@ -1,6 +1,7 @@
 # cython: language_level=3
 # distutils: language = c++
-"""Device, DeviceProperties, system (upstream module path ``cuda.core._device``).
+"""Device, DeviceProperties (upstream module path ``cuda.core._device``); _System
+backs the module cuda.core.system.
 
 ``_tls.devices`` is the calling thread's list of Device singletons, one per
 ordinal (test suites reset it with ``del _tls.devices``)."""
@@ -12,6 +13,8 @@ from cuda.core._resource_handles cimport (
     CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED,
     CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID,
+    CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED, CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED,
+    CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY,
     CU_DEVICE_ATTRIBUTE_INTEGRATED, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
     CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES,
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
@@ -108,6 +111,21 @@ class DeviceProperties:
         return bool(self._get(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED))
 
     @property
+    def host_memory_pools_supported(self):
+        """Whether stream-ordered pools of host memory (location HOST) are supported."""
+        return bool(self._get(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED))
+
+    @property
+    def host_numa_memory_pools_supported(self):
+        """Whether stream-ordered pools of host-NUMA memory (location HOST_NUMA) are supported."""
+        return bool(self._get(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED))
+
+    @property
+    def managed_memory(self):
+        """Whether the device can allocate managed memory on this system."""
+        return bool(self._get(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY))
+
+    @property
     def compute_capability_major(self):
         return self._get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
 
@@ -185,6 +203,12 @@ class Device:
                                  device_attribute(self._id, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))
 
     @property
+    def arch(self):
+        """The compute capability as a string, e.g. '90' for 9.0."""
+        return f"{device_attribute(self._id, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)}" \
+               f"{device_attribute(self._id, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)}"
+
+    @property
     def properties(self):
         return DeviceProperties._init(self._id)
 
@@ -209,6 +233,7 @@ class Device:
         if ctx is not None:
             if not isinstance(ctx, Context):
                 raise TypeError(f"ctx must be a Context, not {type(ctx).__name__}")
+            (<Context>ctx)._check_open()
             raw = (<Context>ctx)._h.get().context
             check(driver().cuCtxGetCurrent_(&prev))
             check(driver().cuCtxSetCurrent_(raw))
@@ -294,7 +319,7 @@ class Device:
 
 
 class _System:
-    """Process-wide driver facts: ``system.num_devices``, ``system.devices``."""
+    """Process-wide driver facts, behind the module cuda.core.system."""
 
     @property
     def num_devices(self):
@@ -311,5 +336,3 @@ class _System:
         check(driver().cuDriverGetVersion_(&v))
         return (v // 1000, (v % 1000) // 10)
 
-
-system = _System()

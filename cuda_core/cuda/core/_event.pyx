@@ -28,8 +28,10 @@ cdef class IPCEventDescriptor:
     def __init__(self, *args, **kwargs):
         raise RuntimeError(not_instantiable("IPCEventDescriptor", "Event.ipc_descriptor"))
 
-    @classmethod
-    def _init(cls, reserved, busy_waited=False):
+    @staticmethod
+    def _init(reserved, is_blocking_sync=False):
+        """A descriptor of the 64 IPC handle bytes `reserved`, of an event made
+        with (`is_blocking_sync`) or without blocking sync."""
         cdef IPCEventDescriptor d = IPCEventDescriptor.__new__(IPCEventDescriptor)
         if not isinstance(reserved, (bytes, bytearray, memoryview)):
             raise TypeError(f"IPC event descriptor payload must be bytes, not {type(reserved).__name__}")
@@ -37,17 +39,16 @@ cdef class IPCEventDescriptor:
         if len(reserved) != 64:
             raise ValueError(f"IPC event descriptor payload is {len(reserved)} bytes; expected 64")
         d._reserved = reserved
-        d._busy_waited = bool(busy_waited)
+        d._is_blocking_sync = bool(is_blocking_sync)
         return d
 
     def __reduce__(self):
-        return IPCEventDescriptor._init, (self._reserved, self._busy_waited)
+        return IPCEventDescriptor._init, (self._reserved, self._is_blocking_sync)
 
     def __eq__(self, other):
         return isinstance(other, IPCEventDescriptor) and (<IPCEventDescriptor>other)._reserved == self._reserved
 
-    def __hash__(self):
-        return hash(self._reserved)
+    __hash__ = None   # unhashable, as upstream's
 
     def __repr__(self):
         return "<IPCEventDescriptor>"
@@ -124,6 +125,21 @@ cdef class Event:
         return self.device.context
 
     @property
+    def is_timing_enabled(self):
+        """Whether the event records timing data."""
+        self._raw()
+        return not (self._h.get().flags & CU_EVENT_DISABLE_TIMING)
+
+    @property
+    def is_blocking_sync(self):
+        """Whether sync() blocks the CPU thread instead of busy-waiting (for an
+        imported event: what its exporter's descriptor says)."""
+        self._raw()
+        if self._h.get().flags & CU_EVENT_BLOCKING_SYNC:
+            return True
+        return self._ipc_desc is not None and (<IPCEventDescriptor>self._ipc_desc)._is_blocking_sync
+
+    @property
     def is_timing_disabled(self):
         self._raw()
         return bool(self._h.get().flags & CU_EVENT_DISABLE_TIMING)
@@ -162,7 +178,7 @@ cdef class Event:
             raise RuntimeError("Event is not IPC-enabled")
         if self._ipc_desc is None:
             check(event_export_ipc(self._h, &handle))
-            self._ipc_desc = IPCEventDescriptor._init((<char*>handle.reserved)[:64], self.is_sync_busy_waited)
+            self._ipc_desc = IPCEventDescriptor._init((<char*>handle.reserved)[:64], self.is_blocking_sync)
         return self._ipc_desc
 
     def close(self):
@@ -184,6 +200,17 @@ cdef class Event:
 
     def __reduce__(self):
         return Event.from_ipc_descriptor, (self.ipc_descriptor,)
+
+    def __eq__(self, other):
+        """Events are equal when they wrap the same CUevent (a closed one only equals itself)."""
+        if not isinstance(other, Event):
+            return NotImplemented
+        if not self._h or not (<Event>other)._h:
+            return self is other
+        return self._h.get().event == (<Event>other)._h.get().event
+
+    def __hash__(self):
+        return hash(("cuda.core.Event", <uintptr_t>(self._h.get().event if self._h else NULL)))
 
     def __repr__(self):
         if not self._h:

@@ -58,6 +58,9 @@ cdef extern from "cuda.h" nogil:
         CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
         CU_DEVICE_ATTRIBUTE_WARP_SIZE
         CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
+        CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED
         CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES
         CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC
         CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES
@@ -157,6 +160,21 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
         unsigned char* data()
         size_t size()
 
+    # The descriptor payload: 64 export bytes + the versioned checksum trailer
+    # (cpp/ipc_descriptor.hpp), and what checking one found.
+    cppclass IpcDescriptorPayload "cuda_core::IpcDescriptorPayload":
+        unsigned char* data()
+        size_t size()
+
+    enum class IpcDescriptorCheck "cuda_core::IpcDescriptorCheck":
+        kSizeVerified "cuda_core::IpcDescriptorCheck::kSizeVerified"
+        kSizeUnverified "cuda_core::IpcDescriptorCheck::kSizeUnverified"
+        kTooShort "cuda_core::IpcDescriptorCheck::kTooShort"
+        kNoTrailer "cuda_core::IpcDescriptorCheck::kNoTrailer"
+        kBadTrailer "cuda_core::IpcDescriptorCheck::kBadTrailer"
+        kBadVersion "cuda_core::IpcDescriptorCheck::kBadVersion"
+        kCorrupted "cuda_core::IpcDescriptorCheck::kCorrupted"
+
 
 # ---------------------------------------------------------------- errors
 # raise_driver_error is the ONE function that turns a CUresult into CUDAError.
@@ -197,6 +215,9 @@ cdef DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const Ip
                                           const StreamHandle& stream) noexcept nogil
 cdef uint64_t ipc_export_checksum(const IpcExportBytes& data) noexcept nogil
 cdef uint64_t ipc_size_checksum(uint64_t export_checksum, uint64_t size) noexcept nogil
+cdef void ipc_descriptor_payload(const IpcExportBytes& data, uint64_t size, IpcDescriptorPayload* out) noexcept nogil
+cdef IpcDescriptorCheck ipc_descriptor_check(const unsigned char* payload, size_t length, uint64_t size,
+                                             IpcExportBytes* out) noexcept nogil
 cdef CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* out) noexcept nogil
 cdef void set_deallocation_stream(const DevicePtrHandle& ptr, const StreamHandle& stream) noexcept nogil
 cdef CUdeviceptr deviceptr_address(const DevicePtrHandle& ptr) noexcept nogil
