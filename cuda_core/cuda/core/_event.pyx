@@ -39,11 +39,11 @@ cdef class IPCEventDescriptor:
         if len(reserved) != 64:
             raise ValueError(f"IPC event descriptor payload is {len(reserved)} bytes; expected 64")
         d._reserved = reserved
-        d._is_blocking_sync = bool(is_blocking_sync)
+        d._blocking_sync = bool(is_blocking_sync)
         return d
 
     def __reduce__(self):
-        return IPCEventDescriptor._init, (self._reserved, self._is_blocking_sync)
+        return IPCEventDescriptor._init, (self._reserved, self._blocking_sync)
 
     def __eq__(self, other):
         return isinstance(other, IPCEventDescriptor) and (<IPCEventDescriptor>other)._reserved == self._reserved
@@ -137,7 +137,7 @@ cdef class Event:
         self._raw()
         if self._h.get().flags & CU_EVENT_BLOCKING_SYNC:
             return True
-        return self._ipc_desc is not None and (<IPCEventDescriptor>self._ipc_desc)._is_blocking_sync
+        return self._ipc_desc is not None and (<IPCEventDescriptor>self._ipc_desc)._blocking_sync
 
     @property
     def is_timing_disabled(self):

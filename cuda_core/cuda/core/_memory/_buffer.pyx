@@ -66,6 +66,12 @@ cdef class Buffer:
         b._mr = mr
         return b
 
+    @classmethod
+    def _init(cls, ptr, size, mr=None, ipc_descriptor=None, owner=None, *, stream=None):
+        """A Buffer over `ptr` (upstream's internal constructor): with `mr`, closing
+        it calls ``mr.deallocate``; with `owner`, the owner is only kept alive."""
+        return Buffer.from_handle(ptr, size, mr, owner, stream=stream)
+
     @staticmethod
     def from_handle(ptr, size, mr=None, owner=None, *, stream=None):
         """View memory at `ptr`: closing it calls ``mr.deallocate`` if `mr` is given

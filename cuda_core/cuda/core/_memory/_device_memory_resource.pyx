@@ -57,8 +57,8 @@ cdef class DeviceMemoryResource(_MemPool):
 
     @staticmethod
     def from_registry(uuid):
-        """The open DeviceMemoryResource registered under `uuid` in this process
-        (RuntimeError if none)."""
+        """The open DeviceMemoryResource registered under `uuid` in this process (RuntimeError
+        "Memory resource <uuid> was not found" otherwise)."""
         return MP_from_registry(DeviceMemoryResource, uuid)
 
     @classmethod

@@ -57,8 +57,8 @@ cdef class PinnedMemoryResource(_MemPool):
 
     @staticmethod
     def from_registry(uuid):
-        """The open PinnedMemoryResource registered under `uuid` in this process
-        (RuntimeError if none)."""
+        """The open PinnedMemoryResource registered under `uuid` in this process (RuntimeError
+        "Memory resource <uuid> was not found" otherwise)."""
         return MP_from_registry(PinnedMemoryResource, uuid)
 
     @classmethod
