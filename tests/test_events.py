@@ -33,7 +33,8 @@ def test_ipc_descriptor_is_picklable_and_stable(device, stream):
     e = stream.record(options=EventOptions(ipc_enabled=True))
     d = e.ipc_descriptor
     assert isinstance(d, IPCEventDescriptor)
-    assert e.ipc_descriptor == d and hash(e.ipc_descriptor) == hash(d)
+    assert e.ipc_descriptor == d
+    expect_raises("event: descriptor hash", TypeError, lambda: hash(d))   # unhashable, as upstream's
     d2 = pickle.loads(pickle.dumps(d))
     assert d2 == d
     plain = stream.record()

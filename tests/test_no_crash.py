@@ -188,13 +188,14 @@ def test_no_call_crashes_on_the_simulated_driver():
 
 
 # The harness itself: a crash it must find and name. A sitecustomize on the
-# children's path makes repr() of the cuda.core.system object kill the process.
+# children's path makes repr() of the LEGACY_DEFAULT_STREAM object kill the
+# process (cuda.core.system, the object used before, is a module now, as upstream's).
 CRASH_ON_REPR_OF_SYSTEM = """
 import builtins, os, signal, sys
 _repr = builtins.repr
 def _crashing_repr(obj):
     core = sys.modules.get("cuda.core")
-    if core is not None and type(obj) is type(core.system):
+    if core is not None and obj is getattr(core, "LEGACY_DEFAULT_STREAM", None):
         os.kill(os.getpid(), signal.SIGSEGV)
     return _repr(obj)
 builtins.repr = _crashing_repr
@@ -208,7 +209,7 @@ def test_the_harness_names_each_crashing_call(tmp_path):
     path = os.pathsep.join(p for p in (str(tmp_path), os.environ.get("PYTHONPATH")) if p)
     n, crashes, outcomes, _ = hunt("crash injected", {"CUDA_CORE_DRIVER_LIBRARY": "/nonexistent/libcuda.so.1",
                                                       "PYTHONPATH": path})
-    assert crashes, "a SIGSEGV in repr(cuda.core.system) was not found"
+    assert crashes, "a SIGSEGV in repr(cuda.core.LEGACY_DEFAULT_STREAM) was not found"
     for label, how, alone in crashes:
         assert label.startswith("repr([") and how == "killed by SIGSEGV" and alone == "alone", (label, how, alone)
     assert outcomes["CRASH"] == len(crashes)

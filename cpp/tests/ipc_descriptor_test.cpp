@@ -5,6 +5,8 @@
 // implementation as it shipped before the split (commit 145cdb7).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 
 #include "ipc_descriptor.hpp"
@@ -92,6 +94,62 @@ TEST(IpcDescriptorWire, TheSizeChecksumDependsOnTheSize) {
     const std::uint64_t c = ipc_export_checksum_v1(kVectors[1].bytes);
     EXPECT_NE(ipc_size_checksum_v1(c, 4096), ipc_size_checksum_v1(c, 4097));
     EXPECT_NE(ipc_size_checksum_v1(c, 4096), ipc_size_checksum_v1(c + 1, 4096));
+}
+
+// The payload trailer (version 1), pinned byte for byte: magic "IPD", version 1,
+// then both checksums little-endian.
+TEST(IpcDescriptorWire, PayloadVersionOneLayout) {
+    const Vector& v = kVectors[1];
+    IpcDescriptorPayload p{};
+    ipc_descriptor_payload(v.bytes, 4096, &p);
+    ASSERT_EQ(p.size(), 84u);
+    for (std::size_t i = 0; i < 64; ++i) EXPECT_EQ(p[i], v.bytes[i]) << i;
+    EXPECT_EQ(p[64], 'I');
+    EXPECT_EQ(p[65], 'P');
+    EXPECT_EQ(p[66], 'D');
+    EXPECT_EQ(p[67], 1);
+    std::uint64_t c = 0, sc = 0;
+    for (int k = 0; k < 8; ++k) {
+        c |= static_cast<std::uint64_t>(p[68 + k]) << (8 * k);
+        sc |= static_cast<std::uint64_t>(p[76 + k]) << (8 * k);
+    }
+    EXPECT_EQ(c, v.export_checksum);
+    EXPECT_EQ(sc, v.size_checksum_4096);
+}
+
+TEST(IpcDescriptorWire, CheckClassifiesEveryPayload) {
+    const Vector& v = kVectors[3];
+    IpcDescriptorPayload p{};
+    ipc_descriptor_payload(v.bytes, 4096, &p);
+    IpcExportBytes out{};
+    EXPECT_EQ(ipc_descriptor_check(p.data(), p.size(), 4096, &out), IpcDescriptorCheck::kSizeVerified);
+    EXPECT_EQ(out, v.bytes);
+    EXPECT_EQ(ipc_descriptor_check(p.data(), p.size(), 4097, &out), IpcDescriptorCheck::kSizeUnverified);
+    EXPECT_EQ(ipc_descriptor_check(nullptr, 0, 4096, &out), IpcDescriptorCheck::kTooShort);
+    EXPECT_EQ(ipc_descriptor_check(p.data(), 63, 4096, &out), IpcDescriptorCheck::kTooShort);
+    EXPECT_EQ(ipc_descriptor_check(p.data(), 64, 4096, &out), IpcDescriptorCheck::kNoTrailer);
+    EXPECT_EQ(ipc_descriptor_check(p.data(), 66, 4096, &out), IpcDescriptorCheck::kBadTrailer);
+    EXPECT_EQ(ipc_descriptor_check(p.data(), 83, 4096, &out), IpcDescriptorCheck::kBadTrailer);
+    std::array<unsigned char, 85> longer{};
+    std::copy(p.begin(), p.end(), longer.begin());
+    EXPECT_EQ(ipc_descriptor_check(longer.data(), longer.size(), 4096, &out), IpcDescriptorCheck::kBadTrailer);
+    IpcDescriptorPayload q = p;
+    q[64] = 'X';
+    EXPECT_EQ(ipc_descriptor_check(q.data(), q.size(), 4096, &out), IpcDescriptorCheck::kBadTrailer);
+    q = p;
+    q[67] = 2;
+    EXPECT_EQ(ipc_descriptor_check(q.data(), q.size(), 4096, &out), IpcDescriptorCheck::kBadVersion);
+    for (std::size_t i = 0; i < 64; ++i) {
+        q = p;
+        q[i] ^= 0x10;
+        EXPECT_EQ(ipc_descriptor_check(q.data(), q.size(), 4096, &out), IpcDescriptorCheck::kCorrupted) << i;
+    }
+    q = p;
+    q[70] ^= 1;   // the export checksum itself
+    EXPECT_EQ(ipc_descriptor_check(q.data(), q.size(), 4096, &out), IpcDescriptorCheck::kCorrupted);
+    q = p;
+    q[80] ^= 1;   // the size checksum: the bytes are fine, the size is not vouched for
+    EXPECT_EQ(ipc_descriptor_check(q.data(), q.size(), 4096, &out), IpcDescriptorCheck::kSizeUnverified);
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ from fd_snapshot import open_fd_targets as fd_targets
 
 def child_main(fd):
     from cuda.core import Buffer, CUDAError, Device, DeviceMemoryResource
-    from cuda.core._memory._ipc import IPCBufferDescriptor, _descriptor_checksums
+    from cuda.core._memory._ipc import IPCBufferDescriptor, _descriptor_payload
 
     dev = Device(0)
     dev.set_current()
@@ -35,7 +35,7 @@ def child_main(fd):
         try:
             # With a matching checksum: this probes the driver, not our refusal.
             payload = bytes.fromhex(payload_hex)
-            d = IPCBufferDescriptor._init(payload, int(size), *_descriptor_checksums(payload, int(size)))
+            d = IPCBufferDescriptor._init(_descriptor_payload(payload, int(size)), int(size))
             b = Buffer.from_ipc_descriptor(mr, d, stream=s)
             b.close(s)
             s.sync()
@@ -91,9 +91,9 @@ def parent_main(budget):
     report["payloads_pool_a"] = [b.ipc_descriptor.payload.hex() for b in bufs]
     report["payloads_pool_b"] = [b.ipc_descriptor.payload.hex() for b in obufs]
 
-    base = bufs[1].ipc_descriptor.payload
+    base = bufs[1].ipc_descriptor.payload[:64]   # the export bytes (the child writes the trailer)
     rng = random.Random(7)
-    attempts = [("valid", base, 4096), ("other pool", obufs[1].ipc_descriptor.payload, 4096)]
+    attempts = [("valid", base, 4096), ("other pool", obufs[1].ipc_descriptor.payload[:64], 4096)]
     for pos in range(64):
         for mask in (0xFF, 0x01, 0x80):
             p = bytearray(base)

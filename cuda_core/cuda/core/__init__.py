@@ -11,7 +11,7 @@ from cuda.core._ipcsafe import __ipcsafe_version__, check_not_mixed_with_upstrea
 check_not_mixed_with_upstream()  # before anything that a mixed install may have overwritten
 
 from cuda.core._context import Context  # noqa: E402
-from cuda.core._device import Device, system  # noqa: E402
+from cuda.core._device import Device  # noqa: E402
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor  # noqa: E402
 from cuda.core._launch_config import LaunchConfig  # noqa: E402
 from cuda.core._launcher import launch  # noqa: E402
@@ -32,6 +32,8 @@ from cuda.core._module import Kernel, ObjectCode  # noqa: E402
 from cuda.core._program import Program, ProgramOptions  # noqa: E402
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions  # noqa: E402
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning  # noqa: E402
+
+from cuda.core import system  # noqa: E402  (a module, as upstream's)
 
 del check_not_mixed_with_upstream
 

@@ -1,6 +1,7 @@
 """Type stubs for cuda.core."""
 from cuda.core._context import Context
-from cuda.core._device import Device, system
+from cuda.core import system as system
+from cuda.core._device import Device
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor
 from cuda.core._launch_config import LaunchConfig
 from cuda.core._launcher import launch

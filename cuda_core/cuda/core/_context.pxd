@@ -6,3 +6,4 @@ cdef class Context:
 
     @staticmethod
     cdef Context _wrap(ContextHandle h)
+    cdef int _check_open(self) except -1

@@ -20,21 +20,53 @@ cdef class Context:
         ctx._h = h
         return ctx
 
+    cdef int _check_open(self) except -1:
+        if not self._h:
+            raise RuntimeError("Context has been closed")
+        return 0
+
     @property
     def handle(self):
+        """The CUcontext's address, or None once this wrapper is closed."""
+        if not self._h:
+            return None
         return <uintptr_t>self._h.get().context
 
     @property
     def device(self):
         from cuda.core._device import Device   # _device cimports this module
 
+        self._check_open()
         return Device(self._h.get().device_ordinal)
 
+    @property
+    def is_closed(self):
+        """Whether close() was called on this wrapper."""
+        return not self._h
+
+    def close(self):
+        """Drop this wrapper's reference to the context (the device's primary
+        context stays retained by the process). Idempotent."""
+        self._h.reset()
+
+    def create_stream(self, options=None):
+        """Green contexts only, as upstream's; this package has primary contexts
+        only: use Device.create_stream."""
+        self._check_open()
+        raise RuntimeError("Context.create_stream is only available on green contexts; "
+                           "use Device.create_stream for a primary context")
+
     def __eq__(self, other):
-        return isinstance(other, Context) and self.handle == other.handle
+        if not isinstance(other, Context):
+            return NotImplemented
+        if not self._h or not (<Context>other)._h:
+            return self is other
+        return self._h.get().context == (<Context>other)._h.get().context
 
     def __hash__(self):
-        return hash(self.handle)
+        return hash(("cuda.core.Context", <uintptr_t>(self._h.get().context if self._h else NULL)))
 
     def __repr__(self):
+        if not self._h:
+            return "<Context (closed)>"
         return f"<Context handle={self.handle:#x} device={self._h.get().device_ordinal}>"

@@ -82,6 +82,8 @@ class Device:
     @property
     def compute_capability(self) -> ComputeCapability: ...
     @property
+    def arch(self) -> str: ...
+    @property
     def properties(self) -> DeviceProperties: ...
     @property
     def total_memory(self) -> int: ...
@@ -115,7 +117,5 @@ class _System:
     @property
     def driver_version(self) -> Tuple[int, int]: ...
 
-
-system: _System
 
 

@@ -1,6 +1,7 @@
 # cython: language_level=3
 # distutils: language = c++
-"""Device, DeviceProperties, system (upstream module path ``cuda.core._device``).
+"""Device, DeviceProperties (upstream module path ``cuda.core._device``); _System
+backs the module cuda.core.system.
 
 ``_tls.devices`` is the calling thread's list of Device singletons, one per
 ordinal (test suites reset it with ``del _tls.devices``)."""
@@ -117,6 +118,7 @@ class DeviceProperties:
 
     @property
     def managed_memory(self):
+        """Whether the device can allocate managed memory on this system."""
         return bool(self._get(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY))
 
     @property
@@ -133,6 +135,7 @@ class DeviceProperties:
 
     @property
     def host_numa_memory_pools_supported(self):
+        """Whether stream-ordered pools of host-NUMA memory (location HOST_NUMA) are supported."""
         return bool(self._get(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED))
 
     @property
@@ -141,6 +144,7 @@ class DeviceProperties:
 
     @property
     def host_memory_pools_supported(self):
+        """Whether stream-ordered pools of host memory (location HOST) are supported."""
         return bool(self._get(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED))
 
     @property
@@ -221,6 +225,12 @@ class Device:
                                  device_attribute(self._id, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))
 
     @property
+    def arch(self):
+        """The compute capability as a string, e.g. '90' for 9.0."""
+        return f"{device_attribute(self._id, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)}" \
+               f"{device_attribute(self._id, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)}"
+
+    @property
     def properties(self):
         return DeviceProperties._init(self._id)
 
@@ -245,6 +255,7 @@ class Device:
         if ctx is not None:
             if not isinstance(ctx, Context):
                 raise TypeError(f"ctx must be a Context, not {type(ctx).__name__}")
+            (<Context>ctx)._check_open()
             raw = (<Context>ctx)._h.get().context
             check(driver().cuCtxGetCurrent_(&prev))
             check(driver().cuCtxSetCurrent_(raw))
@@ -330,7 +341,7 @@ class Device:
 
 
 class _System:
-    """Process-wide driver facts: ``system.num_devices``, ``system.devices``."""
+    """Process-wide driver facts, behind the module cuda.core.system."""
 
     @property
     def num_devices(self):
@@ -347,5 +358,3 @@ class _System:
         check(driver().cuDriverGetVersion_(&v))
         return (v // 1000, (v % 1000) // 10)
 
-
-system = _System()

@@ -28,10 +28,10 @@ cdef class IPCEventDescriptor:
     def __init__(self, *args, **kwargs):
         raise RuntimeError(not_instantiable("IPCEventDescriptor", "Event.ipc_descriptor"))
 
-    @classmethod
-    def _init(cls, reserved, is_blocking_sync=False):
-        """(Unpickling) the event's 64 IPC bytes and whether it was created with
-        blocking sync (upstream 1.2.2's arguments)."""
+    @staticmethod
+    def _init(reserved, is_blocking_sync=False):
+        """A descriptor of the 64 IPC handle bytes `reserved`, of an event made
+        with (`is_blocking_sync`) or without blocking sync."""
         cdef IPCEventDescriptor d = IPCEventDescriptor.__new__(IPCEventDescriptor)
         if not isinstance(reserved, (bytes, bytearray, memoryview)):
             raise TypeError(f"IPC event descriptor payload must be bytes, not {type(reserved).__name__}")
@@ -48,8 +48,7 @@ cdef class IPCEventDescriptor:
     def __eq__(self, other):
         return isinstance(other, IPCEventDescriptor) and (<IPCEventDescriptor>other)._reserved == self._reserved
 
-    def __hash__(self):
-        return hash(self._reserved)
+    __hash__ = None   # unhashable, as upstream's
 
     def __repr__(self):
         return "<IPCEventDescriptor>"
@@ -126,6 +125,21 @@ cdef class Event:
         return self.device.context
 
     @property
+    def is_timing_enabled(self):
+        """Whether the event records timing data."""
+        self._raw()
+        return not (self._h.get().flags & CU_EVENT_DISABLE_TIMING)
+
+    @property
+    def is_blocking_sync(self):
+        """Whether sync() blocks the CPU thread instead of busy-waiting (for an
+        imported event: what its exporter's descriptor says)."""
+        self._raw()
+        if self._h.get().flags & CU_EVENT_BLOCKING_SYNC:
+            return True
+        return self._ipc_desc is not None and (<IPCEventDescriptor>self._ipc_desc)._blocking_sync
+
+    @property
     def is_timing_disabled(self):
         self._raw()
         return bool(self._h.get().flags & CU_EVENT_DISABLE_TIMING)
@@ -134,16 +148,6 @@ cdef class Event:
     def is_sync_busy_waited(self):
         self._raw()
         return not bool(self._h.get().flags & CU_EVENT_BLOCKING_SYNC)
-
-    @property
-    def is_timing_enabled(self):
-        """True when the event records timestamps (upstream 1.2.2's name)."""
-        return not self.is_timing_disabled
-
-    @property
-    def is_blocking_sync(self):
-        """True when sync() blocks the thread instead of spinning (upstream 1.2.2's name)."""
-        return not self.is_sync_busy_waited
 
     @property
     def is_ipc_enabled(self):
@@ -196,6 +200,17 @@ cdef class Event:
 
     def __reduce__(self):
         return Event.from_ipc_descriptor, (self.ipc_descriptor,)
+
+    def __eq__(self, other):
+        """Events are equal when they wrap the same CUevent (a closed one only equals itself)."""
+        if not isinstance(other, Event):
+            return NotImplemented
+        if not self._h or not (<Event>other)._h:
+            return self is other
+        return self._h.get().event == (<Event>other)._h.get().event
+
+    def __hash__(self):
+        return hash(("cuda.core.Event", <uintptr_t>(self._h.get().event if self._h else NULL)))
 
     def __repr__(self):
         if not self._h:

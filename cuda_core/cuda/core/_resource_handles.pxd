@@ -168,6 +168,21 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
         unsigned char* data()
         size_t size()
 
+    # The descriptor payload: 64 export bytes + the versioned checksum trailer
+    # (cpp/ipc_descriptor.hpp), and what checking one found.
+    cppclass IpcDescriptorPayload "cuda_core::IpcDescriptorPayload":
+        unsigned char* data()
+        size_t size()
+
+    enum class IpcDescriptorCheck "cuda_core::IpcDescriptorCheck":
+        kSizeVerified "cuda_core::IpcDescriptorCheck::kSizeVerified"
+        kSizeUnverified "cuda_core::IpcDescriptorCheck::kSizeUnverified"
+        kTooShort "cuda_core::IpcDescriptorCheck::kTooShort"
+        kNoTrailer "cuda_core::IpcDescriptorCheck::kNoTrailer"
+        kBadTrailer "cuda_core::IpcDescriptorCheck::kBadTrailer"
+        kBadVersion "cuda_core::IpcDescriptorCheck::kBadVersion"
+        kCorrupted "cuda_core::IpcDescriptorCheck::kCorrupted"
+
 
 # ---------------------------------------------------------------- errors
 # raise_driver_error is the ONE function that turns a CUresult into CUDAError.
@@ -208,6 +223,9 @@ cdef DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const Ip
                                           const StreamHandle& stream) noexcept nogil
 cdef uint64_t ipc_export_checksum(const IpcExportBytes& data) noexcept nogil
 cdef uint64_t ipc_size_checksum(uint64_t export_checksum, uint64_t size) noexcept nogil
+cdef void ipc_descriptor_payload(const IpcExportBytes& data, uint64_t size, IpcDescriptorPayload* out) noexcept nogil
+cdef IpcDescriptorCheck ipc_descriptor_check(const unsigned char* payload, size_t length, uint64_t size,
+                                             IpcExportBytes* out) noexcept nogil
 cdef CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* out) noexcept nogil
 cdef void set_deallocation_stream(const DevicePtrHandle& ptr, const StreamHandle& stream) noexcept nogil
 cdef CUdeviceptr deviceptr_address(const DevicePtrHandle& ptr) noexcept nogil

@@ -64,6 +64,10 @@ cdef extern from "resource_handles.hpp" nogil:
         const MemoryPoolHandle&, const IpcExportBytes&, const StreamHandle&)
     uint64_t cpp_ipc_export_checksum "cuda_core::ipc_export_checksum"(const IpcExportBytes&)
     uint64_t cpp_ipc_size_checksum "cuda_core::ipc_size_checksum"(uint64_t, uint64_t)
+    void cpp_ipc_descriptor_payload "cuda_core::ipc_descriptor_payload"(
+        const IpcExportBytes&, uint64_t, IpcDescriptorPayload*)
+    IpcDescriptorCheck cpp_ipc_descriptor_check "cuda_core::ipc_descriptor_check"(
+        const unsigned char*, size_t, uint64_t, IpcExportBytes*)
     CUresult cpp_deviceptr_export_ipc "cuda_core::deviceptr_export_ipc"(const DevicePtrHandle&, IpcExportBytes*)
     void cpp_set_deallocation_stream "cuda_core::set_deallocation_stream"(
         const DevicePtrHandle&, const StreamHandle&)
@@ -164,6 +168,13 @@ cdef uint64_t ipc_export_checksum(const IpcExportBytes& data) noexcept nogil:
 
 cdef uint64_t ipc_size_checksum(uint64_t export_checksum, uint64_t size) noexcept nogil:
     return cpp_ipc_size_checksum(export_checksum, size)
+
+cdef void ipc_descriptor_payload(const IpcExportBytes& data, uint64_t size, IpcDescriptorPayload* out) noexcept nogil:
+    cpp_ipc_descriptor_payload(data, size, out)
+
+cdef IpcDescriptorCheck ipc_descriptor_check(const unsigned char* payload, size_t length, uint64_t size,
+                                             IpcExportBytes* out) noexcept nogil:
+    return cpp_ipc_descriptor_check(payload, length, size, out)
 
 cdef CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* out) noexcept nogil:
     return cpp_deviceptr_export_ipc(ptr, out)

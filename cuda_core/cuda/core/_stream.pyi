@@ -27,6 +27,7 @@ class StreamOptions:
 
 
 class Stream:
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     @staticmethod
     def from_handle(handle: int) -> Stream: ...
     @property

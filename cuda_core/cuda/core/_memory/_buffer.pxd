@@ -16,8 +16,10 @@ cdef class Buffer:
     cdef bint _closed
     cdef bint _dealloc_via_mr    # close() calls _mr.deallocate (a Python MemoryResource)
     cdef object _ipc_desc
+    cdef object _dealloc_stream  # Stream for _mr.deallocate (set_deallocation_stream); None: the default
     cdef object __weakref__
 
     @staticmethod
     cdef Buffer _wrap(DevicePtrHandle h, size_t size, object mr)
     cdef int _check_open(self) except -1
+    cdef object _mr_dealloc_stream(self)

@@ -21,13 +21,17 @@ __all__ = ["Buffer", "MemoryResource"]
 
 
 cdef class MemoryResource:
-    """Abstract memory resource. Subclass it and implement ``allocate(size, stream=None)``,
-    ``deallocate(ptr, size, stream=None)`` and the accessibility properties."""
+    """Abstract memory resource. Subclass it and implement ``allocate(size, *, stream)``,
+    ``deallocate(ptr, size, *, stream)`` and the accessibility properties.
+    Buffers this package closes for a subclass call ``deallocate`` with the
+    buffer's deallocation stream (None for a host-only resource)."""
 
-    def allocate(self, size, *, stream=None):
+    def allocate(self, size, *, stream):
+        """Allocate `size` bytes ordered on `stream`; returns a Buffer."""
         raise NotImplementedError(f"{type(self).__name__}.allocate")
 
-    def deallocate(self, ptr, size, *, stream=None):
+    def deallocate(self, ptr, size, *, stream):
+        """Release what allocate returned, ordered on `stream`."""
         raise NotImplementedError(f"{type(self).__name__}.deallocate")
 
     @property
@@ -70,8 +74,10 @@ cdef class Buffer:
 
     @staticmethod
     def from_handle(ptr, size, mr=None, owner=None, *, stream=None):
-        """View memory at `ptr`: closing it calls ``mr.deallocate`` if `mr` is given,
-        else just drops `owner`; the memory is never freed by the Buffer itself."""
+        """View memory at `ptr`: closing it calls ``mr.deallocate`` if `mr` is given
+        (ordered on `stream`, by default the default stream; a host-only `mr` gets
+        stream=None), else just drops `owner`; the memory is never freed by the
+        Buffer itself."""
         cdef Buffer b
         if mr is not None and owner is not None:
             raise ValueError("owner and memory_resource cannot both be specified")
@@ -86,6 +92,8 @@ cdef class Buffer:
         b._mr = mr
         b._owner = owner
         b._dealloc_via_mr = mr is not None
+        if mr is not None and stream is not None:
+            b._dealloc_stream = as_stream(stream)
         return b
 
     @classmethod
@@ -142,8 +150,15 @@ cdef class Buffer:
 
     @property
     def is_managed(self):
-        """True when the memory is CUDA managed (unified) memory."""
-        return False if self._mr is None else bool(self._mr.is_managed)
+        """Whether this is CUDA managed (unified) memory: the memory resource's
+        answer, else the driver's for the pointer (False if it cannot say)."""
+        cdef unsigned int managed = 0
+        if self._mr is not None:
+            return bool(self._mr.is_managed)
+        require_driver()
+        if driver().cuPointerGetAttribute_(&managed, <CUpointer_attribute>8, <CUdeviceptr>self._ptr) != CUDA_SUCCESS:
+            return False   # 8 = CU_POINTER_ATTRIBUTE_IS_MANAGED
+        return bool(managed)
 
     @property
     def is_mapped(self):
@@ -165,8 +180,11 @@ cdef class Buffer:
             return
         if self._dealloc_via_mr:
             mr = self._mr
+            if stream is None:
+                stream = self._mr_dealloc_stream()
             self._closed = True
             self._h.reset()
+            self._dealloc_stream = None
             mr.deallocate(self._ptr, self._size, stream=stream)
             return
         if stream is not None:
@@ -176,18 +194,44 @@ cdef class Buffer:
         self._h.reset()
         self._owner = None
 
+    cdef object _mr_dealloc_stream(self):
+        """The stream a Python memory resource's deallocate gets: the one set at
+        from_handle or by set_deallocation_stream, else the default stream (None
+        for a host-only resource)."""
+        if self._dealloc_stream is not None:
+            return self._dealloc_stream
+        if not self._mr.is_device_accessible:
+            return None
+        return default_stream()
+
+    def set_deallocation_stream(self, stream):
+        """Order this buffer's eventual release (close() without a stream, or
+        collection) on `stream`. The buffer stays open; nothing is synchronized."""
+        cdef Stream s
+        self._check_open()
+        if stream is None:
+            raise TypeError("stream is required and must not be None; pass device.default_stream "
+                            "explicitly to use the default stream.")
+        s = as_stream(stream)
+        if self._dealloc_via_mr:
+            self._dealloc_stream = s
+        elif self._h:
+            set_deallocation_stream(self._h, s._h)
+
     def __dealloc__(self):
         if not self._closed and self._dealloc_via_mr and self._mr is not None:
             try:
-                self._mr.deallocate(self._ptr, self._size, stream=None)
+                self._mr.deallocate(self._ptr, self._size, stream=self._mr_dealloc_stream())
             except BaseException as exc:
                 warnings.warn(f"cleanup failed: {type(self._mr).__name__}.deallocate raised {exc!r}",
                               CUDAWarning, stacklevel=1)
 
-    def copy_to(self, dst=None, *, stream):
-        """Copy into `dst` (or a new Buffer from the same memory resource); returns `dst`."""
+    def copy_to(self, dst=None, *, stream, options=None):
+        """Copy into `dst` (or a new Buffer from the same memory resource); returns `dst`.
+        `options` (upstream's CopyOptions transfer hints) must be None here."""
         cdef Stream s = as_stream(stream)
         cdef Buffer d
+        _no_copy_options(options)
         self._check_open()
         if dst is None:
             if self._mr is None:
@@ -202,10 +246,12 @@ cdef class Buffer:
         _memcpy(d._ptr, self._ptr, self._size, s)
         return dst
 
-    def copy_from(self, src, *, stream):
-        """Copy `src` (a Buffer of the same size) into this buffer."""
+    def copy_from(self, src, *, stream, options=None):
+        """Copy `src` (a Buffer of the same size) into this buffer. `options`
+        (upstream's CopyOptions transfer hints) must be None here."""
         cdef Stream s = as_stream(stream)
         cdef Buffer b
+        _no_copy_options(options)
         self._check_open()
         if not isinstance(src, Buffer):
             raise TypeError(f"src must be a Buffer, not {type(src).__name__}")
@@ -243,9 +289,17 @@ cdef class Buffer:
     def __enter__(self):
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, exc_val, exc_tb):
         self.close()
         return False
+
+    def __buffer__(self, flags, /):
+        """The Python buffer protocol (PEP 688): not implemented, as upstream's."""
+        raise NotImplementedError("WIP: Buffer.__buffer__ hasn't been implemented yet.")
+
+    def __release_buffer__(self, buffer, /):
+        """Pairs with __buffer__: not implemented, as upstream's."""
+        raise NotImplementedError("WIP: Buffer.__release_buffer__ hasn't been implemented yet.")
 
     def __eq__(self, other):
         if not isinstance(other, Buffer):
@@ -289,6 +343,13 @@ cdef class Buffer:
         if self._closed:
             return "<Buffer (closed)>"
         return f"<Buffer ptr={self._ptr:#x} size={self._size}>"
+
+
+cdef int _no_copy_options(object options) except -1:
+    if options is not None:
+        raise TypeError(f"options must be None: CopyOptions transfer hints are not supported by "
+                        f"cuda-core-ipcsafe (got {type(options).__name__})")
+    return 0
 
 
 cdef int _memcpy(uintptr_t dst, uintptr_t src, size_t n, Stream s) except -1:

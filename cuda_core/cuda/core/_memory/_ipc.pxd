@@ -4,14 +4,12 @@ from cuda.core._resource_handles cimport IpcExportBytes
 
 
 cdef class IPCBufferDescriptor:
-    cdef bytes _payload
+    cdef bytes _payload   # 64 export bytes + checksum trailer (cpp/ipc_descriptor.hpp)
     cdef size_t _size
-    cdef object _checksum        # int, or None when built without one (refused at import)
-    cdef object _size_checksum   # int or None
 
     @staticmethod
     cdef IPCBufferDescriptor _export(const IpcExportBytes& data, size_t size)
-    cdef bint _verify(self, const IpcExportBytes& data) except -1
+    cdef bint _check(self, IpcExportBytes* out) except -1
 
 
 cdef class IPCAllocationHandle:

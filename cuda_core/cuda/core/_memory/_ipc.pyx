@@ -18,9 +18,10 @@ from libc.string cimport memcpy
 from cuda.core._memory._buffer cimport Buffer
 from cuda.core._memory._memory_pool cimport _MemPool, MP_grant_every_device_access
 from cuda.core._resource_handles cimport (
-    DevicePtrHandle, IpcExportBytes, MemoryPoolHandle, StreamHandle, check, deviceptr_export_ipc,
-    deviceptr_import_ipc, deviceptr_size, ipc_export_checksum, ipc_size_checksum, memory_pool_export_fd,
-    memory_pool_import_ipc, not_instantiable, primary_context, raise_last_error, size_arg,
+    DevicePtrHandle, IpcDescriptorCheck, IpcDescriptorPayload, IpcExportBytes, MemoryPoolHandle, StreamHandle, check,
+    deviceptr_export_ipc, deviceptr_import_ipc, deviceptr_size, ipc_descriptor_check, ipc_descriptor_payload,
+    ipc_export_checksum, ipc_size_checksum, memory_pool_export_fd, memory_pool_import_ipc, not_instantiable,
+    primary_context, raise_last_error, size_arg,
 )
 from cuda.core._stream cimport Stream, as_stream
 
@@ -28,63 +29,89 @@ __all__ = ["IPCAllocationHandle", "IPCBufferDescriptor"]
 
 
 def _descriptor_checksums(payload, size):
-    """(payload checksum, size checksum) as an exporter writes them into an
-    IPCBufferDescriptor (for tests and probes)."""
-    cdef IPCBufferDescriptor d = IPCBufferDescriptor._init(payload, size)   # validates both
+    """(export checksum, size checksum) of the first 64 bytes of `payload` and
+    `size`, as an exporter writes them into the payload's trailer (version 1;
+    for tests and probes)."""
     cdef IpcExportBytes data
-    memcpy(data.data(), <char*>d._payload, 64)
+    payload, n = _payload_arg(payload), size_arg(size)
+    if len(payload) < 64:
+        raise ValueError(f"IPC buffer descriptor payload is {len(payload)} bytes; expected at least 64")
+    memcpy(data.data(), <char*>payload, 64)
     c = ipc_export_checksum(data)
-    return c, ipc_size_checksum(c, d._size)
+    return c, ipc_size_checksum(c, n)
+
+
+def _descriptor_payload(export_bytes, size):
+    """The payload an exporter writes for (64 export bytes, size): the bytes and
+    the version-1 checksum trailer (for tests and probes that build descriptors)."""
+    cdef IpcExportBytes data
+    cdef IpcDescriptorPayload p
+    export_bytes, n = _payload_arg(export_bytes), size_arg(size)
+    if len(export_bytes) != 64:
+        raise ValueError(f"export data is {len(export_bytes)} bytes; expected 64")
+    memcpy(data.data(), <char*>export_bytes, 64)
+    ipc_descriptor_payload(data, n, &p)
+    return (<const char*>p.data())[:p.size()]
+
+
+cdef bytes _payload_arg(object payload):
+    if not isinstance(payload, (bytes, bytearray, memoryview)):
+        raise TypeError(f"IPC buffer descriptor payload must be bytes, not {type(payload).__name__}")
+    return bytes(payload)
 
 
 cdef class IPCBufferDescriptor:
-    """What another process needs to map a buffer: the driver's 64 export bytes,
-    the buffer's size, and the exporter's checksums of the bytes and of the size.
-    An import refuses bytes that do not match (corrupted export bytes crash the
-    driver); a size that does not match is checked against the mapping. Picklable."""
+    """What another process needs to map a buffer: the payload (the driver's 64
+    export bytes, then a trailer with the exporter's checksums of those bytes and
+    of the size: cpp/ipc_descriptor.hpp, version 1) and the buffer's size.
+    Pickles as ``(payload, size)``, as upstream's does. An import refuses a
+    payload whose bytes do not match the trailer (corrupted export bytes crash
+    the driver), or that has none; a size the trailer does not vouch for is
+    checked against the mapping."""
     def __init__(self, *args, **kwargs):
         raise RuntimeError(not_instantiable("IPCBufferDescriptor", "Buffer.ipc_descriptor"))
 
-    @classmethod
-    def _init(cls, payload, size, checksum=None, size_checksum=None):
+    @staticmethod
+    def _init(reserved, size):
+        """A descriptor of `reserved` (the payload bytes) and `size`; the payload
+        is checked when it is imported."""
         cdef IPCBufferDescriptor d = IPCBufferDescriptor.__new__(IPCBufferDescriptor)
-        if not isinstance(payload, (bytes, bytearray, memoryview)):
-            raise TypeError(f"IPC buffer descriptor payload must be bytes, not {type(payload).__name__}")
-        payload = bytes(payload)
-        if len(payload) < 64:
-            raise ValueError(f"IPC buffer descriptor payload is {len(payload)} bytes; expected at least 64")
-        for name, value in (("checksum", checksum), ("size checksum", size_checksum)):
-            if value is not None and type(value) is not int:
-                raise TypeError(f"IPC buffer descriptor {name} must be an int, not {type(value).__name__}")
-        d._payload = payload
+        d._payload = _payload_arg(reserved)
         d._size = size_arg(size)
-        d._checksum = checksum
-        d._size_checksum = size_checksum
         return d
 
     @staticmethod
     cdef IPCBufferDescriptor _export(const IpcExportBytes& data, size_t size):
         cdef IPCBufferDescriptor d = IPCBufferDescriptor.__new__(IPCBufferDescriptor)
-        cdef uint64_t c = ipc_export_checksum(data)
-        d._payload = (<const char*>data.data())[:64]
+        cdef IpcDescriptorPayload p
+        ipc_descriptor_payload(data, size, &p)
+        d._payload = (<const char*>p.data())[:p.size()]
         d._size = size
-        d._checksum = c
-        d._size_checksum = ipc_size_checksum(c, size)
         return d
 
-    cdef bint _verify(self, const IpcExportBytes& data) except -1:
-        """Raise ValueError unless the checksum matches `data` (this descriptor's
-        export bytes); return whether the size is the exporter's (its checksum
-        matches too)."""
-        cdef uint64_t c
-        if self._checksum is None:
+    cdef bint _check(self, IpcExportBytes* out) except -1:
+        """Copy the export bytes to `out`; raise ValueError unless the payload's
+        trailer vouches for them; return whether it vouches for the size too."""
+        cdef const unsigned char* p = <const unsigned char*><const char*>self._payload
+        cdef size_t n = len(self._payload)
+        cdef IpcDescriptorCheck r = ipc_descriptor_check(p, n, self._size, out)
+        if r == IpcDescriptorCheck.kSizeVerified:
+            return True
+        if r == IpcDescriptorCheck.kSizeUnverified:
+            return False
+        if r == IpcDescriptorCheck.kTooShort:
+            raise ValueError(f"IPC buffer descriptor payload is {n} bytes; expected at least 64")
+        if r == IpcDescriptorCheck.kNoTrailer:
             raise ValueError("IPC buffer descriptor has no checksum: only descriptors from "
                              "Buffer.ipc_descriptor (or their pickles) can be imported")
-        c = ipc_export_checksum(data)
-        if self._checksum != c:
-            raise ValueError("IPC buffer descriptor is corrupted: its payload does not match "
-                             "the exporter's checksum")
-        return self._size_checksum is not None and self._size_checksum == ipc_size_checksum(c, self._size)
+        if r == IpcDescriptorCheck.kBadVersion:
+            raise ValueError(f"IPC buffer descriptor has checksum trailer version {p[67]}; this build reads "
+                             f"version 1 (export and import with the same cuda-core-ipcsafe version)")
+        if r == IpcDescriptorCheck.kBadTrailer:
+            raise ValueError(f"IPC buffer descriptor is corrupted: its {n}-byte payload has no valid "
+                             f"checksum trailer after the 64 export bytes")
+        raise ValueError("IPC buffer descriptor is corrupted: its payload does not match "
+                         "the exporter's checksum")
 
     @property
     def size(self):
@@ -92,10 +119,11 @@ cdef class IPCBufferDescriptor:
 
     @property
     def payload(self):
+        """The payload bytes: 64 export bytes and the checksum trailer."""
         return self._payload
 
     def __reduce__(self):
-        return IPCBufferDescriptor._init, (self._payload, self._size, self._checksum, self._size_checksum)
+        return IPCBufferDescriptor._init, (self._payload, self._size)
 
     def __eq__(self, other):
         if not isinstance(other, IPCBufferDescriptor):
@@ -346,10 +374,7 @@ cdef Buffer Buffer_from_ipc_descriptor(object mr, object ipc_descriptor, object 
     if not pool_mr._ipc:
         raise RuntimeError("Memory resource is not IPC-enabled")
     desc = <IPCBufferDescriptor>ipc_descriptor
-    if len(desc._payload) < 64:
-        raise ValueError(f"IPC buffer descriptor payload is {len(desc._payload)} bytes; expected at least 64")
-    memcpy(data.data(), <char*>desc._payload, 64)
-    size_is_exporters = desc._verify(data)
+    size_is_exporters = desc._check(&data)
     # Local copies: another thread may close the resource or the stream while
     # this one waits in the import without the GIL.
     pool = pool_mr._pool

@@ -96,8 +96,8 @@ cdef class _MemPool(MemoryResource):
             raise_last_error()
         return Buffer._wrap(h, n, self)
 
-    def deallocate(self, ptr, size, *, stream=None):
-        """Free `ptr` (from this resource) ordered on `stream` (default: the legacy default stream)."""
+    def deallocate(self, ptr, size, *, stream):
+        """Free `ptr` (from this resource) ordered on `stream` (None: the default stream)."""
         cdef Stream s = default_stream() if stream is None else as_stream(stream)
         raw = address_arg(ptr, "ptr")
         size_arg(size)
@@ -120,6 +120,8 @@ cdef class _MemPool(MemoryResource):
     def register(self, uuid):
         """Register under `uuid` (get-or-create: returns the resource registered first)."""
         self._check_open()
+        if not self._ipc:
+            raise RuntimeError("Memory resource is not IPC-enabled")
         return MP_register(self, uuid)
 
     def close(self):
