@@ -22,10 +22,16 @@ cdef class Context:
 
     @property
     def handle(self):
+        """The raw ``CUcontext`` of this context, as an int (the driver's pointer value).
+
+        The context stays retained while this object, or any stream, event or
+        memory resource made in it, is alive.
+        """
         return <uintptr_t>self._h.get().context
 
     @property
     def device(self):
+        """The :class:`~cuda.core.Device` this context belongs to."""
         from cuda.core._device import Device   # _device cimports this module
 
         return Device(self._h.get().device_ordinal)

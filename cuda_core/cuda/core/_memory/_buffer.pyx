@@ -25,25 +25,68 @@ cdef class MemoryResource:
     ``deallocate(ptr, size, stream=None)`` and the accessibility properties."""
 
     def allocate(self, size, *, stream=None):
+        """Allocate `size` bytes and return them as a :class:`Buffer`.
+
+        Subclasses implement this; the base class raises
+        :class:`NotImplementedError`.
+
+        Parameters
+        ----------
+        size : int
+            Number of bytes.
+        stream : Stream, optional
+            The stream the allocation is ordered on, for stream-ordered resources.
+
+        Returns
+        -------
+        Buffer
+            A buffer whose :attr:`Buffer.memory_resource` is this resource.
+        """
         raise NotImplementedError(f"{type(self).__name__}.allocate")
 
     def deallocate(self, ptr, size, *, stream=None):
+        """Free memory that :meth:`allocate` returned; :meth:`Buffer.close` calls it.
+
+        Subclasses implement this; the base class raises
+        :class:`NotImplementedError`.
+
+        Parameters
+        ----------
+        ptr : int
+            Address of the allocation.
+        size : int
+            Its size in bytes, as allocated.
+        stream : Stream, optional
+            The stream the free is ordered on, for stream-ordered resources.
+        """
         raise NotImplementedError(f"{type(self).__name__}.deallocate")
 
     @property
     def is_device_accessible(self):
+        """True if GPU kernels can access memory from this resource (subclasses
+        implement it).
+        """
         raise NotImplementedError
 
     @property
     def is_host_accessible(self):
+        """True if the CPU can access memory from this resource directly
+        (subclasses implement it).
+        """
         raise NotImplementedError
 
     @property
     def is_managed(self):
+        """True if the resource hands out managed (unified) memory, which migrates
+        between host and devices; False unless a subclass says otherwise.
+        """
         return False
 
     @property
     def device_id(self):
+        """The ordinal of the device the resource's memory lives on, or -1 for host
+        memory (subclasses implement it).
+        """
         raise NotImplementedError
 
 
@@ -96,28 +139,48 @@ cdef class Buffer:
 
     @property
     def handle(self):
+        """The buffer's address, an int.
+
+        Raises :class:`RuntimeError` if the buffer has been closed.
+        """
         self._check_open()
         return self._ptr
 
     @property
     def size(self):
+        """The buffer's size in bytes.
+
+        Raises :class:`RuntimeError` if the buffer has been closed.
+        """
         self._check_open()
         return self._size
 
     @property
     def memory_resource(self):
+        """The :class:`MemoryResource` the buffer came from (for
+        :meth:`from_ipc_descriptor`, the imported pool's resource), or None for a
+        buffer made by :meth:`from_handle` without `mr`.
+        """
         return self._mr
 
     @property
     def owner(self):
+        """The object passed as `owner` to :meth:`from_handle`, kept alive until the
+        buffer is closed; None otherwise.
+        """
         return self._owner
 
     @property
     def is_closed(self):
+        """True once :meth:`close` has been called."""
         return bool(self._closed)
 
     @property
     def device_id(self):
+        """The ordinal of the device the memory belongs to: the memory resource's
+        ``device_id`` (-1 for pinned host memory), or, without a resource, the
+        driver's answer for the address (-1 if it knows none).
+        """
         if self._mr is not None:
             return self._mr.device_id
         cdef int ordinal = -1
@@ -128,14 +191,23 @@ cdef class Buffer:
 
     @property
     def is_device_accessible(self):
+        """True if GPU kernels can access the buffer (the memory resource's answer;
+        True for a buffer without one).
+        """
         return True if self._mr is None else self._mr.is_device_accessible
 
     @property
     def is_host_accessible(self):
+        """True if the CPU can access the buffer directly (the memory resource's
+        answer; False for a buffer without one).
+        """
         return False if self._mr is None else self._mr.is_host_accessible
 
     @property
     def is_mapped(self):
+        """True if the buffer was imported from another process (through
+        :meth:`from_ipc_descriptor`, or from a mapped memory resource).
+        """
         return bool(deviceptr_is_imported(self._h)) or bool(getattr(self._mr, "is_mapped", False))
 
     @property

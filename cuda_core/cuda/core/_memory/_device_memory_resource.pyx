@@ -20,9 +20,27 @@ __all__ = ["DeviceMemoryResource", "DeviceMemoryResourceOptions"]
 
 @dataclass
 class DeviceMemoryResourceOptions:
-    """Options for DeviceMemoryResource: an IPC-enabled pool uses POSIX fd handles."""
+    """Options for :class:`DeviceMemoryResource` (a dataclass; a dict of the
+    same fields is accepted too). Passing options makes the resource create
+    and own a new pool instead of wrapping the device's current one.
+
+    Attributes
+    ----------
+    ipc_enabled : bool
+        The pool can be shared with other processes, through POSIX file
+        descriptors (default False).
+    max_size : int
+        Upper bound on the pool's size in bytes; 0 (the default) leaves it
+        to the driver. Checked when the options are made: a negative value
+        raises :class:`ValueError`, one that does not fit in 64 bits a
+        ``ValueError`` that is also an :class:`OverflowError`, and a
+        non-integer :class:`TypeError`, each naming ``max_size``.
+    """
     ipc_enabled: bool = False
     max_size: int = 0
+
+    def __post_init__(self):
+        self.max_size = size_arg(self.max_size, "max_size")
 
 
 
@@ -48,7 +66,7 @@ cdef class DeviceMemoryResource(_MemPool):
             return
         MP_init_create_pool(self, self._dev_id, <CUmemLocationType>CU_MEM_LOCATION_TYPE_DEVICE, self._dev_id,
                             <CUmemAllocationType>CU_MEM_ALLOCATION_TYPE_PINNED, bool(opts.ipc_enabled),
-                            size_arg(opts.max_size))
+                            size_arg(opts.max_size, "max_size"))
         if self._ipc:
             # The real driver refuses cuMemPoolExportPointer (INVALID_VALUE) until
             # the pool has been exported once (seen on driver 580, 2026-12-02):
@@ -65,14 +83,17 @@ cdef class DeviceMemoryResource(_MemPool):
 
     @property
     def device_id(self):
+        """The ordinal of the device the pool's memory lives on."""
         return self._dev_id
 
     @property
     def is_device_accessible(self):
+        """Always True: device memory."""
         return True
 
     @property
     def is_host_accessible(self):
+        """Always False: device memory is not directly accessible from the CPU."""
         return False
 
     @property

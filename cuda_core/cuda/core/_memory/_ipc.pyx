@@ -57,7 +57,7 @@ cdef class IPCBufferDescriptor:
             if value is not None and type(value) is not int:
                 raise TypeError(f"IPC buffer descriptor {name} must be an int, not {type(value).__name__}")
         d._payload = payload
-        d._size = size_arg(size)
+        d._size = size_arg(size, "IPC buffer descriptor size")
         d._checksum = checksum
         d._size_checksum = size_checksum
         return d
@@ -88,10 +88,12 @@ cdef class IPCBufferDescriptor:
 
     @property
     def size(self):
+        """The buffer's size in bytes, as the exporter wrote it."""
         return self._size
 
     @property
     def payload(self):
+        """The driver's 64 export bytes (``CUmemPoolPtrExportData``), as bytes."""
         return self._payload
 
     def __reduce__(self):
@@ -135,16 +137,25 @@ cdef class IPCAllocationHandle:
 
     @property
     def handle(self):
+        """The POSIX file descriptor, an int; still owned by this object.
+
+        Raises :class:`RuntimeError` if the handle has been closed.
+        """
         if self._fd < 0:
             raise RuntimeError("IPCAllocationHandle has been closed")
         return self._fd
 
     @property
     def uuid(self):
+        """The :class:`uuid.UUID` of the exporting memory resource, under which the
+        receiving process registers the imported one; None for a handle made
+        from a bare fd.
+        """
         return self._uuid
 
     @property
     def is_closed(self):
+        """True once the descriptor has been closed or detached."""
         return self._fd < 0
 
     def detach(self):

@@ -44,19 +44,34 @@ cdef class _MemPool(MemoryResource):
 
     @property
     def handle(self):
+        """The raw ``CUmemoryPool`` as an int.
+
+        Raises :class:`RuntimeError` if the resource has been closed.
+        """
         self._check_open()
         return <uintptr_t>self._pool.get().pool
 
     @property
     def is_handle_owned(self):
+        """True if the resource created (or imported) its pool and destroys it when
+        closed; False when it wraps a pool it does not own (the device's current
+        pool).
+        """
         return bool(self._owned)
 
     @property
     def is_ipc_enabled(self):
+        """True if the pool can be shared with other processes (created with
+        ``ipc_enabled=True``, or imported from another process).
+        """
         return bool(self._ipc)
 
     @property
     def is_mapped(self):
+        """True if the pool was imported from another process
+        (``from_allocation_handle``); such a resource can import buffers but not
+        allocate.
+        """
         return bool(self._mapped)
 
     @property
@@ -106,6 +121,11 @@ cdef class _MemPool(MemoryResource):
 
     @property
     def attributes(self):
+        """The pool's attributes (release threshold, reuse policies, reserved and
+        used bytes), each read from or written to the driver on access.
+
+        Raises :class:`RuntimeError` if the resource has been closed.
+        """
         self._check_open()
         return _MemPoolAttributes._init(self)
 
@@ -115,6 +135,14 @@ cdef class _MemPool(MemoryResource):
         return MP_export_mempool(self)
 
     def get_allocation_handle(self):
+        """The same as :attr:`allocation_handle`: the :class:`IPCAllocationHandle`
+        (owning a POSIX file descriptor) another process maps this pool with.
+
+        The handle belongs to the resource, which closes it when closed; send it
+        through ``multiprocessing``, which passes the descriptor itself.
+
+        Raises :class:`RuntimeError` if the resource is not IPC-enabled or is closed.
+        """
         return self.allocation_handle
 
     def register(self, uuid):
@@ -139,6 +167,7 @@ cdef class _MemPool(MemoryResource):
 
     @property
     def is_closed(self):
+        """True once :meth:`close` has been called."""
         return not self._pool
 
     def __reduce__(self):
@@ -186,7 +215,10 @@ cdef int MP_grant_every_device_access(MemoryPoolHandle pool) except -1:
 
 
 class _MemPoolAttributes:
-    """Attributes of a memory resource's pool (read live from the driver)."""
+    """The attributes of a memory resource's pool (``mr.attributes``), read from
+    and written to the driver on each access (``cuMemPoolGetAttribute``,
+    ``cuMemPoolSetAttribute``). Each access raises RuntimeError if the resource
+    has been closed, and CUDAError if the driver refuses."""
 
     __slots__ = ("_mr",)
 
@@ -219,29 +251,41 @@ class _MemPoolAttributes:
         mr._check_open()
         check(driver().cuMemPoolSetAttribute_(mr._pool.get().pool, <CUmemPool_attribute>attr, &v))
 
-    def _set_u64(self, int attr, value):
-        cdef cuuint64_t v = size_arg(value)
+    def _set_u64(self, int attr, value, str name):
+        cdef cuuint64_t v = size_arg(value, name)
         cdef _MemPool mr = self._mr
         mr._check_open()
         check(driver().cuMemPoolSetAttribute_(mr._pool.get().pool, <CUmemPool_attribute>attr, &v))
 
     reuse_follow_event_dependencies = property(
         lambda self: bool(self._get_int(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)),
-        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, v))
+        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, v),
+        doc=("Allow reuse of memory freed on another stream once an event dependency shows the free has "
+             "completed (bool, read-write)."))
     reuse_allow_opportunistic = property(
         lambda self: bool(self._get_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)),
-        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, v))
+        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, v),
+        doc=("Allow reuse of memory whose free is already known to have completed, with no dependency "
+             "between the streams (bool, read-write)."))
     reuse_allow_internal_dependencies = property(
         lambda self: bool(self._get_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)),
-        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, v))
+        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, v),
+        doc=("Allow the driver to insert dependencies between streams to reuse freed memory (bool, read-"
+             "write)."))
     release_threshold = property(
         lambda self: self._get_u64(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD),
-        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v))
-    reserved_mem_current = property(lambda self: self._get_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT))
+        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v, "release_threshold"),
+        doc=("Bytes of reserved memory the pool keeps before returning memory to the system at a "
+             "synchronization (int, read-write)."))
+    reserved_mem_current = property(lambda self: self._get_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
+        doc="Bytes of backing memory currently reserved by the pool (int, read-only).")
     reserved_mem_high = property(
         lambda self: self._get_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH),
-        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, v))
-    used_mem_current = property(lambda self: self._get_u64(CU_MEMPOOL_ATTR_USED_MEM_CURRENT))
+        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, v, "reserved_mem_high"),
+        doc="High-water mark of reserved_mem_current, in bytes; assign 0 to reset it (int).")
+    used_mem_current = property(lambda self: self._get_u64(CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
+        doc="Bytes currently allocated from the pool by the application (int, read-only).")
     used_mem_high = property(
         lambda self: self._get_u64(CU_MEMPOOL_ATTR_USED_MEM_HIGH),
-        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_USED_MEM_HIGH, v))
+        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_USED_MEM_HIGH, v, "used_mem_high"),
+        doc="High-water mark of used_mem_current, in bytes; assign 0 to reset it (int).")

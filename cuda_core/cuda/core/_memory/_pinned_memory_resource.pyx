@@ -19,10 +19,45 @@ __all__ = ["PinnedMemoryResource", "PinnedMemoryResourceOptions"]
 
 @dataclass
 class PinnedMemoryResourceOptions:
-    """Options for PinnedMemoryResource (a host-NUMA pool)."""
+    """Options for :class:`PinnedMemoryResource` (a dataclass; a dict of the
+    same fields is accepted too).
+
+    Attributes
+    ----------
+    ipc_enabled : bool
+        The pool can be shared with other processes, through POSIX file
+        descriptors (default False).
+    max_size : int
+        Upper bound on the pool's size in bytes; 0 (the default) leaves it
+        to the driver. Checked when the options are made: a negative value
+        raises :class:`ValueError`, one that does not fit in 64 bits a
+        ``ValueError`` that is also an :class:`OverflowError`, and a
+        non-integer :class:`TypeError`, each naming ``max_size``.
+    numa_id : int, optional
+        The host NUMA node the pool's memory lives on; None (the default)
+        is the node closest to the current device
+        (``DeviceProperties.host_numa_id``, or 0 without NUMA). Checked when
+        the options are made: negative is a ValueError, a non-integer a
+        TypeError.
+    """
     ipc_enabled: bool = False
     max_size: int = 0
     numa_id: object = None
+
+    def __post_init__(self):
+        self.max_size = size_arg(self.max_size, "max_size")
+        self.numa_id = _numa_id_arg(self.numa_id)
+
+
+cdef object _numa_id_arg(object numa_id):
+    """`numa_id` checked: None, or a non-negative int."""
+    if numa_id is None:
+        return None
+    if isinstance(numa_id, bool) or not isinstance(numa_id, int):
+        raise TypeError(f"numa_id must be an int or None, not {type(numa_id).__name__}")
+    if numa_id < 0:
+        raise ValueError(f"numa_id must be non-negative, got {numa_id}")
+    return int(numa_id)
 
 
 
@@ -36,14 +71,10 @@ cdef class PinnedMemoryResource(_MemPool):
     def __init__(self, options=None):
         opts = coerce_options(options, PinnedMemoryResourceOptions) or PinnedMemoryResourceOptions()
         dev = Device()
-        numa_id = opts.numa_id
+        numa_id = _numa_id_arg(opts.numa_id)   # checked again: the fields may have been reassigned
         if numa_id is None:
             numa_id = max(dev.properties.host_numa_id, 0)
-        elif isinstance(numa_id, bool) or not isinstance(numa_id, int):
-            raise TypeError(f"numa_id must be an int or None, not {type(numa_id).__name__}")
-        elif numa_id < 0:
-            raise ValueError(f"numa_id must be non-negative, got {numa_id}")
-        max_size = size_arg(opts.max_size)
+        max_size = size_arg(opts.max_size, "max_size")
         self._dev_id = -1
         self._numa_id = int(numa_id)
         MP_init_create_pool(self, dev.device_id, <CUmemLocationType>CU_MEM_LOCATION_TYPE_HOST_NUMA, self._numa_id,
@@ -62,6 +93,7 @@ cdef class PinnedMemoryResource(_MemPool):
 
     @property
     def device_id(self):
+        """Always -1: pinned memory lives on the host, not on one device."""
         return -1
 
     @property
@@ -71,10 +103,12 @@ cdef class PinnedMemoryResource(_MemPool):
 
     @property
     def is_device_accessible(self):
+        """Always True: every device is granted access to the pool."""
         return True
 
     @property
     def is_host_accessible(self):
+        """Always True: pinned host memory."""
         return True
 
     def __repr__(self):
