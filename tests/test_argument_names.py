@@ -6,13 +6,12 @@ import pytest
 
 import cuda.core as cc
 
-_OPTIONS = ["DeviceMemoryResourceOptions", "PinnedMemoryResourceOptions", "ManagedMemoryResourceOptions"]
+# The options with a max_size (ManagedMemoryResourceOptions has none, as upstream).
+_OPTIONS = ["DeviceMemoryResourceOptions", "PinnedMemoryResourceOptions"]
 
 
 def _options_classes():
-    return [pytest.param(getattr(cc, name), id=name) if hasattr(cc, name)
-            else pytest.param(None, id=name, marks=pytest.mark.skip(reason=f"cuda.core has no {name} (yet)"))
-            for name in _OPTIONS]
+    return [pytest.param(getattr(cc, name), id=name) for name in _OPTIONS]
 
 
 @pytest.mark.no_driver_ok
@@ -112,3 +111,17 @@ def test_pool_attribute_values_name_the_attribute(device):
             mr.attributes.used_mem_high = "0"
     finally:
         mr.close()
+
+
+@pytest.mark.no_driver_ok
+def test_legacy_pinned_sizes_name_the_argument():
+    # checked before the driver (through cuda-bindings) is called
+    mr = cc.LegacyPinnedMemoryResource()
+    with pytest.raises(OverflowError, match=r"^size does not fit in 64 bits") as info:
+        mr.allocate(1 << 64)
+    assert isinstance(info.value, ValueError)
+    with pytest.raises(ValueError, match=r"^size must be non-negative, got -1") as info:
+        mr.allocate(-1)
+    assert isinstance(info.value, OverflowError)
+    with pytest.raises(TypeError, match=r"^size must be an int, not float"):
+        mr.allocate(1.0)
