@@ -21,8 +21,13 @@ __all__ = ["Buffer", "MemoryResource"]
 
 
 cdef class MemoryResource:
-    """Abstract memory resource. Subclass it and implement ``allocate(size, stream=None)``,
-    ``deallocate(ptr, size, stream=None)`` and the accessibility properties."""
+    """Base class of the memory resources: where :class:`Buffer` memory comes from.
+
+    Subclass it (in Python too) and implement :meth:`allocate`,
+    :meth:`deallocate` and the properties :attr:`is_device_accessible`,
+    :attr:`is_host_accessible` and :attr:`device_id`; the base versions raise
+    :class:`NotImplementedError`.
+    """
 
     def allocate(self, size, *, stream=None):
         """Allocate `size` bytes and return them as a :class:`Buffer`.
@@ -91,8 +96,18 @@ cdef class MemoryResource:
 
 
 cdef class Buffer:
-    """A span of device (or pinned host) memory: from MemoryResource.allocate,
-    Buffer.from_handle or Buffer.from_ipc_descriptor."""
+    """A span of device, pinned host or managed memory, with its size and the
+    :class:`MemoryResource` it came from.
+
+    Not constructed directly: use ``MemoryResource.allocate`` (or
+    :meth:`Device.allocate`), :meth:`from_handle` for memory allocated
+    elsewhere, or :meth:`from_ipc_descriptor` for memory another process
+    exported. The memory is released by :meth:`close`, on leaving a ``with``
+    block, or when the Buffer is collected. Buffers support DLPack and
+    ``__cuda_array_interface__``; a Buffer of an IPC-enabled resource pickles
+    as its :attr:`ipc_descriptor` (unpickling imports it: do not unpickle
+    buffers from untrusted sources).
+    """
     def __init__(self, *args, **kwargs):
         raise RuntimeError(not_instantiable("Buffer", "MemoryResource"))
 
@@ -113,8 +128,33 @@ cdef class Buffer:
 
     @staticmethod
     def from_handle(ptr, size, mr=None, owner=None, *, stream=None):
-        """View memory at `ptr`: closing it calls ``mr.deallocate`` if `mr` is given,
-        else just drops `owner`; the memory is never freed by the Buffer itself."""
+        """A Buffer over memory at `ptr` that was allocated elsewhere.
+
+        Parameters
+        ----------
+        ptr : int
+            The address.
+        size : int
+            The size in bytes.
+        mr : MemoryResource, optional
+            If given, closing (or collecting) the Buffer calls
+            ``mr.deallocate(ptr, size, stream=...)``.
+        owner : object, optional
+            An object that owns the memory; kept alive until the Buffer is closed.
+            Cannot be given together with `mr`.
+        stream : Stream, optional
+            Accepted for compatibility with upstream.
+
+        Without `mr`, the Buffer never frees the memory itself.
+
+        Raises
+        ------
+        TypeError
+            If `ptr` or `size` is not an int, or `mr` is not a MemoryResource.
+        ValueError
+            If `ptr` or `size` is negative or does not fit in 64 bits (naming
+            it), or both `mr` and `owner` are given.
+        """
         cdef Buffer b
         if mr is not None and owner is not None:
             raise ValueError("owner and memory_resource cannot both be specified")
@@ -133,9 +173,42 @@ cdef class Buffer:
 
     @classmethod
     def from_ipc_descriptor(cls, mr, ipc_descriptor, *, stream):
-        """Map an allocation exported by another process (``buffer.ipc_descriptor``)
-        through `mr` (that process's pool, imported here). Imports of one allocation
-        are de-duplicated per process; imports of different ones run concurrently."""
+        """Map a buffer that another process exported (its :attr:`ipc_descriptor`).
+
+        Thread-safe, and cannot deadlock: the GIL is released before the import
+        waits on anything, and no lock is held while the GIL is taken back.
+        Imports of the same allocation through the same pool are de-duplicated
+        within the process (they share one mapping); imports of different
+        allocations run concurrently.
+
+        Parameters
+        ----------
+        mr : DeviceMemoryResource or PinnedMemoryResource
+            The exporting process's IPC-enabled pool, imported into this process
+            (``from_allocation_handle``, or unpickled).
+        ipc_descriptor : IPCBufferDescriptor
+            The descriptor the exporter sent.
+        stream : Stream
+            Keyword-only: the stream the mapping's release is ordered on.
+
+        Returns
+        -------
+        Buffer
+            The mapped memory (:attr:`is_mapped` is True).
+
+        Raises
+        ------
+        TypeError
+            For arguments of the wrong type.
+        ValueError
+            If the descriptor's export bytes do not match the exporter's checksum
+            (a corrupted descriptor, refused before the driver sees it), or its
+            size exceeds the mapped allocation.
+        RuntimeError
+            If `mr` is closed or not IPC-enabled.
+        CUDAError
+            If the driver cannot map the allocation (for instance, it was freed).
+        """
         return Buffer_from_ipc_descriptor(mr, ipc_descriptor, stream)
 
     cdef int _check_open(self) except -1:
@@ -223,15 +296,29 @@ cdef class Buffer:
 
     @property
     def ipc_descriptor(self):
-        """The picklable IPCBufferDescriptor another process imports this buffer with."""
+        """The picklable :class:`IPCBufferDescriptor` another process maps this
+        buffer with (:meth:`from_ipc_descriptor`); exported once and cached. An
+        imported buffer returns the descriptor it came from, so it can be
+        handed on.
+
+        Raises :class:`RuntimeError` if the buffer is closed or its memory
+        resource is not IPC-enabled.
+        """
         self._check_open()
         if self._ipc_desc is None:
             self._ipc_desc = Buffer_get_ipc_descriptor(self)
         return self._ipc_desc
 
     def close(self, stream=None):
-        """Release the memory, ordered on `stream` if given (else the allocating
-        stream). Idempotent."""
+        """Release the memory. Idempotent.
+
+        For a pool allocation the free is ordered on `stream`, if given, else on
+        the stream it was allocated (or imported) on; an imported mapping is
+        released when the last Buffer sharing it is closed. For a Buffer from
+        :meth:`from_handle`, ``mr.deallocate`` is called (with `stream`), or the
+        owner is dropped. Afterwards :attr:`handle`, :attr:`size` and the copy
+        methods raise :class:`RuntimeError`.
+        """
         cdef Stream s
         if self._closed:
             return
@@ -257,7 +344,30 @@ cdef class Buffer:
                               CUDAWarning, stacklevel=1)
 
     def copy_to(self, dst=None, *, stream):
-        """Copy into `dst` (or a new Buffer from the same memory resource); returns `dst`."""
+        """Copy this buffer into `dst`, asynchronously on `stream`.
+
+        Parameters
+        ----------
+        dst : Buffer, optional
+            A buffer of the same size; by default a new one is allocated from this
+            buffer's memory resource.
+        stream : Stream
+            Keyword-only: the stream the copy is queued on.
+
+        Returns
+        -------
+        Buffer
+            `dst`.
+
+        Raises
+        ------
+        TypeError
+            If `dst` is not a Buffer.
+        ValueError
+            If the sizes differ, or there is no `dst` and no memory resource.
+        RuntimeError
+            If either buffer is closed.
+        """
         cdef Stream s = as_stream(stream)
         cdef Buffer d
         self._check_open()
@@ -275,7 +385,11 @@ cdef class Buffer:
         return dst
 
     def copy_from(self, src, *, stream):
-        """Copy `src` (a Buffer of the same size) into this buffer."""
+        """Copy `src` into this buffer, asynchronously on `stream` (keyword-only).
+
+        Raises :class:`TypeError` if `src` is not a Buffer, :class:`ValueError`
+        if the sizes differ, and :class:`RuntimeError` if either buffer is closed.
+        """
         cdef Stream s = as_stream(stream)
         cdef Buffer b
         self._check_open()
@@ -288,7 +402,24 @@ cdef class Buffer:
         _memcpy(self._ptr, b._ptr, self._size, s)
 
     def fill(self, value, *, stream):
-        """Fill with a byte (int 0..255, or 1 byte) or a 4-byte pattern (4 bytes)."""
+        """Fill the buffer with a repeated pattern, asynchronously on `stream`.
+
+        Parameters
+        ----------
+        value : int or bytes
+            An int in [0, 255] or 1 byte (filled byte by byte), or 4 bytes (a
+            32-bit pattern; the buffer's size must then be a multiple of 4).
+        stream : Stream
+            Keyword-only: the stream the fill is queued on.
+
+        Raises
+        ------
+        TypeError
+            If `value` is neither an int nor bytes.
+        ValueError
+            If the int is out of range, the pattern is not 1 or 4 bytes long, or
+            the size is not a multiple of the pattern.
+        """
         cdef Stream s = as_stream(stream)
         cdef CUresult r
         cdef unsigned int word = 0

@@ -47,8 +47,27 @@ class DeviceMemoryResourceOptions:
 cdef class DeviceMemoryResource(_MemPool):
     """Stream-ordered device memory from a CUDA memory pool.
 
-    ``DeviceMemoryResource(device_id)`` wraps the device's current pool (not owned);
-    with options it creates and owns a pool (IPC-enabled: POSIX fd handles)."""
+    ``DeviceMemoryResource(device_id)`` wraps the device's current memory pool,
+    which it does not own. With `options` it creates and owns a new pool; an
+    IPC-enabled one is exported (POSIX file descriptors) so that other
+    processes can map it (``from_allocation_handle``) and its buffers
+    (``Buffer.from_ipc_descriptor``). Allocation and import are thread-safe.
+
+    Parameters
+    ----------
+    device_id : int or Device
+        The device whose memory the pool holds.
+    options : DeviceMemoryResourceOptions or dict, optional
+        Create a new pool with these options.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad `device_id` or bad options (naming the field).
+    CUDAError
+        If the driver cannot create the pool (for instance, the device does not
+        support memory pools).
+    """
 
     def __cinit__(self):
         self._ipc_capable = True
@@ -81,10 +100,34 @@ cdef class DeviceMemoryResource(_MemPool):
 
     @classmethod
     def from_allocation_handle(cls, device_id, alloc_handle):
-        """Map a pool exported by another process (an IPCAllocationHandle or an fd,
-        which stays the caller's). The result is mapped, owns its pool and is
-        registered under the handle's uuid until closed (Buffers unpickled later
-        in this process find it even if the caller drops it)."""
+        """Map a pool that another process exported (its ``allocation_handle``).
+
+        Parameters
+        ----------
+        device_id : int or Device
+            The device to map it on: the same GPU as the exporter's (ordinals may
+            differ between processes; ``Device.uuid`` does not).
+        alloc_handle : IPCAllocationHandle or int
+            The handle, or a bare file descriptor; either stays the caller's to
+            close.
+
+        Returns
+        -------
+        DeviceMemoryResource
+            A mapped resource (:attr:`is_mapped`) that owns its pool and is
+            registered under the handle's uuid until closed, so buffers unpickled
+            later in this process find it even if the caller drops it. If an open
+            resource is already registered under that uuid, it is returned instead.
+
+        Raises
+        ------
+        TypeError
+            If `alloc_handle` is neither.
+        ValueError
+            If the file descriptor is negative or not open.
+        CUDAError
+            If the driver cannot import the pool.
+        """
         return MP_from_allocation_handle(DeviceMemoryResource, Device(device_id).device_id, alloc_handle, False)
 
     @property
@@ -104,7 +147,15 @@ cdef class DeviceMemoryResource(_MemPool):
 
     @property
     def peer_accessible_by(self):
-        """Devices (ordinals, sorted) granted read-write access to this pool."""
+        """The other devices granted read-write access to this pool, a sorted tuple
+        of ordinals (read from the driver).
+
+        Assign an iterable of Devices or ordinals (or a single one) to grant
+        exactly those devices access and revoke it from the others; the owning
+        device is ignored. Raises :class:`TypeError` for something else,
+        :class:`ValueError` for an invalid ordinal and :class:`RuntimeError` if the
+        resource is closed.
+        """
         cdef CUmemLocation loc
         cdef CUmemAccess_flags flags
         self._check_open()

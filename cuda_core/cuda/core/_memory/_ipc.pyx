@@ -159,13 +159,20 @@ cdef class IPCAllocationHandle:
         return self._fd < 0
 
     def detach(self):
-        """Give up ownership: returns the fd (the caller must close it); the handle is closed."""
+        """Give up ownership of the file descriptor and return it; the caller must
+        close it. The handle is closed afterwards.
+
+        Raises :class:`RuntimeError` if the handle is already closed.
+        """
         fd = self.handle
         self._fd = -1
         return fd
 
     def close(self):
-        """Close the fd. Idempotent."""
+        """Close the file descriptor (the exported pool stays valid in processes
+        that already mapped it). Idempotent; also done when the handle is
+        collected.
+        """
         if self._fd >= 0:
             fd, self._fd = self._fd, -1
             os.close(fd)

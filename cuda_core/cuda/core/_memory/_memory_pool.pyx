@@ -76,13 +76,48 @@ cdef class _MemPool(MemoryResource):
 
     @property
     def uuid(self):
-        """The identity other processes resolve this resource by (set at export or import)."""
+        """The :class:`uuid.UUID` other processes find this resource by: drawn when
+        an IPC-enabled resource first needs one (export, pickling), or given by
+        :meth:`register` or the import. None for a resource that is neither
+        IPC-enabled nor registered.
+        """
         if self._uuid is None and self._ipc:
             self._uuid = uuid_module.uuid4()
         return self._uuid
 
     def allocate(self, size, *, stream):
-        """Allocate `size` bytes, ordered on `stream`."""
+        """Allocate `size` bytes from the pool, ordered on `stream`.
+
+        Thread-safe. Small requests, and any the pool can serve from memory it
+        already holds, keep the GIL; a large request that grows the pool releases
+        it while the driver works.
+
+        Parameters
+        ----------
+        size : int
+            Number of bytes; 0 gives an empty Buffer.
+        stream : Stream
+            Keyword-only and required: the memory may be used on `stream` at once,
+            and on other streams once they are ordered after it.
+
+        Returns
+        -------
+        Buffer
+            Freed back to the pool, ordered on a stream, when closed or collected.
+
+        Raises
+        ------
+        TypeError
+            If `size` is not an int, `stream` is not a stream, or the resource was
+            imported from another process (it can only map buffers).
+        ValueError
+            If `size` is negative or does not fit in 64 bits (also an
+            :class:`OverflowError` then).
+        RuntimeError
+            If the resource has been closed.
+        CUDAError
+            If the pool cannot grow (``CUDA_ERROR_OUT_OF_MEMORY``).
+        """
         cdef Stream s = as_stream(stream)
         cdef DevicePtrHandle h
         cdef MemoryPoolHandle pool
@@ -112,7 +147,14 @@ cdef class _MemPool(MemoryResource):
         return Buffer._wrap(h, n, self)
 
     def deallocate(self, ptr, size, *, stream=None):
-        """Free `ptr` (from this resource) ordered on `stream` (default: the legacy default stream)."""
+        """Free `ptr`, an allocation from this pool, ordered on `stream` (default:
+        the default stream). :meth:`Buffer.close` calls this for buffers made by
+        ``Buffer.from_handle(ptr, size, mr)``; pool buffers free themselves.
+
+        Raises :class:`TypeError` or :class:`ValueError` for a bad `ptr` or
+        `size` (naming it), :class:`RuntimeError` if the resource is closed, and
+        :class:`~cuda.core.CUDAError` if the driver refuses.
+        """
         cdef Stream s = default_stream() if stream is None else as_stream(stream)
         raw = address_arg(ptr, "ptr")
         size_arg(size)
@@ -131,7 +173,14 @@ cdef class _MemPool(MemoryResource):
 
     @property
     def allocation_handle(self):
-        """An IPCAllocationHandle (owning a POSIX fd) for this pool; owned by the resource."""
+        """The :class:`IPCAllocationHandle` (owning a POSIX file descriptor) another
+        process maps this pool with (``from_allocation_handle``); exported once.
+
+        The handle belongs to the resource, which closes it when closed; send it
+        through ``multiprocessing``, which passes the descriptor itself.
+
+        Raises :class:`RuntimeError` if the resource is not IPC-enabled or is closed.
+        """
         return MP_export_mempool(self)
 
     def get_allocation_handle(self):
@@ -146,13 +195,26 @@ cdef class _MemPool(MemoryResource):
         return self.allocation_handle
 
     def register(self, uuid):
-        """Register under `uuid` (get-or-create: returns the resource registered first)."""
+        """Register this resource in the process under `uuid` (a :class:`uuid.UUID`
+        or its string), so that unpickled buffers and ``from_registry`` find it.
+
+        Atomic get-or-create: if an open resource is already registered under
+        `uuid`, that one is returned and this one is not registered.
+
+        Raises :class:`TypeError` or :class:`ValueError` for a bad `uuid`, and
+        :class:`RuntimeError` if the resource is closed.
+        """
         self._check_open()
         return MP_register(self, uuid)
 
     def close(self):
-        """Drop the pool (destroyed once its last allocation is freed, if owned). Idempotent.
-        A registered resource leaves the registry."""
+        """Close the resource. Idempotent.
+
+        An owned pool is destroyed once its last allocation has been freed
+        (buffers still open keep it alive); the allocation handle is closed and
+        the resource leaves the registry. Afterwards the methods raise
+        :class:`RuntimeError`.
+        """
         if self._pool:
             MP_forget(self)
         self._pool.reset()

@@ -62,7 +62,23 @@ cdef object _numa_id_arg(object numa_id):
 
 
 cdef class PinnedMemoryResource(_MemPool):
-    """Stream-ordered pinned host memory from a host-NUMA pool (device- and host-accessible)."""
+    """Stream-ordered pinned (page-locked) host memory from a host-NUMA memory
+    pool that this resource creates and owns; every device is granted access,
+    so the memory is device- and host-accessible. An IPC-enabled pool is
+    exported (POSIX file descriptors) for other processes to map.
+
+    Parameters
+    ----------
+    options : PinnedMemoryResourceOptions or dict, optional
+        IPC, maximum size and NUMA node of the pool.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad options, naming the field.
+    CUDAError
+        If the driver cannot create the pool.
+    """
 
     def __cinit__(self):
         self._ipc_capable = True
@@ -94,7 +110,16 @@ cdef class PinnedMemoryResource(_MemPool):
 
     @classmethod
     def from_allocation_handle(cls, alloc_handle):
-        """Map a pinned pool exported by another process (handle or fd; the fd stays the caller's)."""
+        """Map a pinned pool that another process exported (its ``allocation_handle``,
+        or a bare file descriptor; either stays the caller's to close).
+
+        The pool is imported in the current device's primary context and every
+        device is granted access to it. Returns a mapped PinnedMemoryResource,
+        registered under the handle's uuid until closed (an open one already
+        registered there is returned instead). Raises :class:`TypeError` or
+        :class:`ValueError` for a bad handle and :class:`~cuda.core.CUDAError` if
+        the driver cannot import it.
+        """
         return MP_from_allocation_handle(PinnedMemoryResource, Device().device_id, alloc_handle, True)
 
     @property
