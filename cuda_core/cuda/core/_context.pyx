@@ -27,8 +27,8 @@ cdef class Context:
     def handle(self):
         """The raw ``CUcontext`` of this context, as an int (the driver's pointer value).
 
-        The context stays retained while this object, or any stream, event or
-        memory resource made in it, is alive.
+        A primary context stays retained by this package for the life of the
+        process, so the value stays valid.
         """
         return <uintptr_t>self._h.get().context
 

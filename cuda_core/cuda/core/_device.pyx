@@ -322,8 +322,9 @@ class Device:
 
     @property
     def context(self):
-        """The device's primary :class:`~cuda.core.Context`, retained (and created
-        by the driver if needed) for as long as the returned object lives.
+        """The device's primary :class:`~cuda.core.Context`. This package retains
+        each device's primary context once, on first use, and keeps it for the
+        life of the process.
         """
         return Context._wrap(primary_context(self._id))
 
