@@ -9,6 +9,7 @@ version = release
 extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon"]
 autodoc_default_options = {"members": True, "undoc-members": True, "show-inheritance": False}
 autodoc_member_order = "bysource"
+napoleon_use_ivar = True         # "Attributes" sections as field lists: dataclass fields are also listed by autodoc
 autodoc_docstring_signature = True   # Cython's embedsignature first line becomes the signature
 nitpicky = False
 exclude_patterns = ["_build", "API.md"]

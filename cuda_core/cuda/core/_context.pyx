@@ -9,7 +9,10 @@ __all__ = ["Context"]
 
 
 cdef class Context:
-    """A CUDA context (the device's primary context)."""
+    """A CUDA context: here always a device's primary context (``Device.context``,
+    ``Stream.context``). Not constructed directly. Two Context objects are
+    equal when they wrap the same ``CUcontext``.
+    """
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(not_instantiable("Context", "Device"))
@@ -34,6 +37,7 @@ cdef class Context:
 
     @property
     def device(self):
+        """The :class:`~cuda.core.Device` this context belongs to."""
         from cuda.core._device import Device   # _device cimports this module
 
         self._check_open()

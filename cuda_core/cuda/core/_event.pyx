@@ -17,14 +17,29 @@ __all__ = ["Event", "EventOptions"]
 
 @dataclass
 class EventOptions:
-    """Options for Device.create_event / Stream.record. IPC needs timing disabled."""
+    """Options for :meth:`Device.create_event` and :meth:`Stream.record` (a
+    dataclass; a dict of the same fields is accepted too).
+
+    Attributes
+    ----------
+    timing_enabled : bool
+        Record a timestamp, so that events can be subtracted (default False).
+    blocking_sync : bool
+        :meth:`Event.sync` sleeps instead of spinning (default False).
+    ipc_enabled : bool
+        The event can be shared with other processes (default False); needs
+        ``timing_enabled=False``.
+    """
     timing_enabled: bool = False
     blocking_sync: bool = False
     ipc_enabled: bool = False
 
 
 cdef class IPCEventDescriptor:
-    """The 64-byte IPC handle of an event, picklable; open it with Event.from_ipc_descriptor."""
+    """What another process needs to open an IPC-enabled event: the driver's
+    64-byte event handle. Get it from :attr:`Event.ipc_descriptor`, send it
+    (it pickles), and open it with :meth:`Event.from_ipc_descriptor`.
+    """
     def __init__(self, *args, **kwargs):
         raise RuntimeError(not_instantiable("IPCEventDescriptor", "Event.ipc_descriptor"))
 
@@ -55,7 +70,14 @@ cdef class IPCEventDescriptor:
 
 
 cdef class Event:
-    """A CUDA event. Create with Device.create_event or Stream.record."""
+    """A marker in a stream's work, for synchronization and timing.
+
+    Not constructed directly: use :meth:`Device.create_event` or
+    :meth:`Stream.record`. ``later - earlier`` gives the elapsed time in
+    milliseconds between two recorded, timing-enabled events. Destroyed by
+    :meth:`close` or when collected. An IPC-enabled event pickles as its
+    descriptor.
+    """
     def __init__(self, *args, **kwargs):
         raise RuntimeError(not_instantiable("Event", "Stream.record or Device.create_event"))
 
@@ -86,7 +108,18 @@ cdef class Event:
 
     @classmethod
     def from_ipc_descriptor(cls, ipc_descriptor):
-        """Open an event exported by another process (see Event.ipc_descriptor)."""
+        """Open an event another process exported (its :attr:`ipc_descriptor`).
+
+        The event is opened in the primary context of the calling thread's
+        current device (device 0 if none is current).
+
+        Raises
+        ------
+        TypeError
+            If `ipc_descriptor` is not an IPCEventDescriptor.
+        CUDAError
+            If the driver cannot open it (for instance, the exporter is gone).
+        """
         cdef Event e
         cdef CUipcEventHandle handle
         if not isinstance(ipc_descriptor, IPCEventDescriptor):
@@ -111,10 +144,17 @@ cdef class Event:
 
     @property
     def handle(self):
+        """The raw ``CUevent`` as an int.
+
+        Raises :class:`RuntimeError` if the event has been closed.
+        """
         return <uintptr_t>self._raw()
 
     @property
     def device(self):
+        """The :class:`~cuda.core.Device` the event was created on (for an imported
+        event, the device that was current when it was opened).
+        """
         from cuda.core._device import Device   # _device cimports this module
 
         self._raw()
@@ -122,6 +162,7 @@ cdef class Event:
 
     @property
     def context(self):
+        """The :class:`~cuda.core.Context` of the event's device (its primary context)."""
         return self.device.context
 
     @property
@@ -141,21 +182,37 @@ cdef class Event:
 
     @property
     def is_timing_disabled(self):
+        """True if the event records no timestamp (``EventOptions.timing_enabled``
+        was False); such events cannot be subtracted.
+        """
         self._raw()
         return bool(self._h.get().flags & CU_EVENT_DISABLE_TIMING)
 
     @property
     def is_sync_busy_waited(self):
+        """True if :meth:`sync` spins on the CPU while waiting; False if the event
+        was created with ``EventOptions(blocking_sync=True)``, which makes
+        the waiting thread sleep.
+        """
         self._raw()
         return not bool(self._h.get().flags & CU_EVENT_BLOCKING_SYNC)
 
     @property
     def is_ipc_enabled(self):
+        """True if the event can be shared with other processes through
+        :attr:`ipc_descriptor`.
+        """
         self._raw()
         return bool(self._h.get().flags & CU_EVENT_INTERPROCESS)
 
     @property
     def is_done(self):
+        """True if all work captured by the event has completed (or it was never
+        recorded); does not block.
+
+        Raises :class:`~cuda.core.CUDAError` for a driver error other than
+        "not ready".
+        """
         cdef CUresult r = driver().cuEventQuery_(self._raw())
         if r == CUDA_ERROR_NOT_READY:
             return False
@@ -163,6 +220,18 @@ cdef class Event:
         return True
 
     def sync(self):
+        """Block the calling thread until the work captured by the event has completed.
+
+        The GIL is released while waiting; the event stays alive for the wait even
+        if another thread closes it.
+
+        Raises
+        ------
+        RuntimeError
+            If the event has been closed.
+        CUDAError
+            If the driver reports an error.
+        """
         cdef CUevent raw = self._raw()
         cdef EventHandle keep = self._h   # alive across the wait, even if closed meanwhile
         cdef CUresult r
@@ -172,6 +241,11 @@ cdef class Event:
 
     @property
     def ipc_descriptor(self):
+        """The :class:`~cuda.core.IPCEventDescriptor` another process opens this
+        event with (:meth:`from_ipc_descriptor`); exported once and cached.
+
+        Raises :class:`RuntimeError` if the event is not IPC-enabled or is closed.
+        """
         cdef CUipcEventHandle handle
         cdef CUevent raw = self._raw()
         if not self.is_ipc_enabled:
@@ -182,11 +256,14 @@ cdef class Event:
         return self._ipc_desc
 
     def close(self):
-        """Destroy the event. Idempotent."""
+        """Destroy the event. Idempotent; afterwards :attr:`handle` and the methods
+        raise :class:`RuntimeError`.
+        """
         self._h.reset()
 
     @property
     def is_closed(self):
+        """True once :meth:`close` has been called."""
         return not self._h
 
     def __sub__(self, other):

@@ -249,8 +249,10 @@ cdef ContextHandle primary_context_of(CUcontext ctx)
 # ---------------------------------------------------------------- arguments
 # An address or handle argument: an int, or an object with __index__/__int__.
 cdef object address_arg(object value, str what)
-# A non-negative int size (the fast path for exact ints).
-cdef object size_arg(object size)
+# A size argument named `what`: an int in [0, 2**64) (the fast path for exact
+# ints); SizeArgumentError (ValueError and OverflowError) outside, TypeError
+# for a non-integer, each naming `what`.
+cdef object size_arg(object size, str what=*)
 # `options` as an instance of `cls` (None stays None; a dict gives cls(**options)).
 cdef object coerce_options(object options, object cls)
 

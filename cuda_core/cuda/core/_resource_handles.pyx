@@ -283,16 +283,31 @@ cdef object address_arg(object value, str what):
     return raw
 
 
-cdef object size_arg(object size):
+class SizeArgumentError(ValueError, OverflowError):
+    """A size argument is negative or does not fit in 64 bits (``size_t``).
+
+    Both a :class:`ValueError` (a bad value, as this package reports other
+    bad values) and an :class:`OverflowError` (what upstream cuda.core's
+    ``size_t`` conversion raises for the same input), so code written for
+    either catches it. The message names the argument.
+    """
+
+
+cdef object _SIZE_LIMIT = 1 << 64
+
+
+cdef object size_arg(object size, str what="size"):
     if type(size) is int:   # the hot path (allocate): no conversion call
         n = size
     else:
         try:
             n = operator.index(size)
         except TypeError:
-            raise TypeError(f"size must be an int, not {type(size).__name__}") from None
+            raise TypeError(f"{what} must be an int, not {type(size).__name__}") from None
     if n < 0:
-        raise ValueError(f"size must be non-negative, got {n}")
+        raise SizeArgumentError(f"{what} must be non-negative, got {n}")
+    if n >= _SIZE_LIMIT:
+        raise SizeArgumentError(f"{what} does not fit in 64 bits: {n}")
     return n
 
 
@@ -300,10 +315,12 @@ cdef object coerce_options(object options, object cls):
     if options is None or isinstance(options, cls):
         return options
     if isinstance(options, dict):
-        try:
-            return cls(**options)
-        except TypeError as exc:
-            raise TypeError(f"invalid {cls.__name__} keys: {exc}") from None
+        fields = getattr(cls, "__dataclass_fields__", {})
+        unknown = [key for key in options if key not in fields]
+        if unknown:
+            raise TypeError(f"invalid {cls.__name__} keys: {', '.join(map(repr, unknown))} "
+                            f"(the fields are {', '.join(fields)})")
+        return cls(**options)   # the options' own checks name the field
     raise TypeError(f"options must be a {cls.__name__} or a dict, not {type(options).__name__}")
 
 

@@ -20,13 +20,31 @@ __all__ = ["LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM", "Stream", "Stre
 
 @dataclass
 class StreamOptions:
-    """Options for Device.create_stream."""
+    """Options for :meth:`Device.create_stream` (a dataclass; a dict of the same
+    fields is accepted too).
+
+    Attributes
+    ----------
+    nonblocking : bool
+        True (the default): the stream does not synchronize with the legacy
+        default stream.
+    priority : int, optional
+        Lower numbers are higher priority; None (the default) is priority 0.
+        The driver's range is device-dependent.
+    """
     nonblocking: bool = True
     priority: object = None
 
 
 cdef class Stream:
-    """A CUDA stream. Create with Device.create_stream or Stream.from_handle."""
+    """A queue of GPU work, executed in order.
+
+    Not constructed directly: use :meth:`Device.create_stream`,
+    :meth:`Stream.from_handle`, or the default streams
+    ``LEGACY_DEFAULT_STREAM`` and ``PER_THREAD_DEFAULT_STREAM``. A stream
+    created here is destroyed by :meth:`close` or when collected (work already
+    queued still completes).
+    """
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(not_instantiable("Stream", "Device.create_stream or Stream.from_handle"))
@@ -70,7 +88,18 @@ cdef class Stream:
 
     @staticmethod
     def from_handle(handle):
-        """A Stream viewing an existing CUstream (int); it is never destroyed by us."""
+        """View an existing ``CUstream`` (an int address) as a :class:`Stream`.
+
+        The stream is never destroyed by this package; keep it alive while the
+        view is used. Handles 0, 1 and 2 name the default streams.
+
+        Raises
+        ------
+        TypeError
+            If `handle` is not an int.
+        ValueError
+            If `handle` is negative or does not fit in 64 bits.
+        """
         cdef Stream s = Stream.__new__(Stream)
         cdef ContextHandle none
         raw = address_arg(handle, "handle")
@@ -104,6 +133,11 @@ cdef class Stream:
 
     @property
     def handle(self):
+        """The raw ``CUstream`` as an int (1 and 2 for the legacy and per-thread
+        default streams).
+
+        Raises :class:`RuntimeError` if the stream has been closed.
+        """
         return <uintptr_t>self._raw()
 
     def __cuda_stream__(self):
@@ -111,6 +145,9 @@ cdef class Stream:
 
     @property
     def is_nonblocking(self):
+        """True if the stream was created non-blocking: it does not synchronize
+        with the legacy default stream. Always False for the default streams.
+        """
         cdef unsigned int flags = 0
         cdef CUstream raw = self._raw()
         if self._builtin:
@@ -120,6 +157,9 @@ cdef class Stream:
 
     @property
     def priority(self):
+        """The stream's priority, an int; lower numbers are higher priority
+        (``cuStreamGetPriority``).
+        """
         cdef int prio = 0
         cdef CUstream raw = self._raw()
         require_driver()
@@ -128,6 +168,10 @@ cdef class Stream:
 
     @property
     def device(self):
+        """The :class:`~cuda.core.Device` the stream belongs to. For a default or
+        foreign stream (one this package did not create) this is the current
+        device of the calling thread.
+        """
         from cuda.core._device import Device   # _device cimports this module
 
         self._check_open()
@@ -137,9 +181,23 @@ cdef class Stream:
 
     @property
     def context(self):
+        """The :class:`~cuda.core.Context` of the stream's device (its primary context)."""
         return self.device.context
 
     def sync(self):
+        """Block the calling thread until all work queued on the stream has completed.
+
+        The GIL is released while waiting, so other Python threads keep running;
+        the stream stays alive for the wait even if another thread closes it.
+
+        Raises
+        ------
+        RuntimeError
+            If the stream has been closed.
+        CUDAError
+            If the driver reports an error, including one from earlier
+            asynchronous work on the stream.
+        """
         cdef CUstream raw = self._raw()
         cdef StreamHandle keep = self._h   # alive across the wait, even if closed meanwhile
         cdef CUresult r
@@ -149,7 +207,11 @@ cdef class Stream:
         check(r)
 
     def query(self):
-        """True when all work on the stream has completed."""
+        """True if all work queued on the stream has completed; does not block.
+
+        Raises :class:`RuntimeError` if the stream is closed, and
+        :class:`~cuda.core.CUDAError` for a driver error other than "not ready".
+        """
         cdef CUstream raw = self._raw()
         cdef CUresult r
         require_driver()
@@ -160,7 +222,28 @@ cdef class Stream:
         return True
 
     def record(self, event=None, options=None):
-        """Record `event` (or a new Event made with `options`) on this stream; returns it."""
+        """Record an event on the stream: it completes once the work queued so far has.
+
+        Parameters
+        ----------
+        event : Event, optional
+            The event to record; by default a new one is created on the stream's
+            device with `options`.
+        options : EventOptions or dict, optional
+            Options for the new event (ignored when `event` is given).
+
+        Returns
+        -------
+        Event
+            The recorded event.
+
+        Raises
+        ------
+        TypeError
+            If `event` is not an Event, or `options` is invalid.
+        RuntimeError
+            If the stream or the event has been closed.
+        """
         cdef CUstream raw = self._raw()
         if event is None:
             event = Event._create(self._device_id if self._device_id >= 0 else self.device.device_id, options)
@@ -170,8 +253,17 @@ cdef class Stream:
         return event
 
     def wait(self, event_or_stream):
-        """Make future work on this stream wait for an Event, or for all work
-        submitted so far to another stream."""
+        """Make work queued on this stream from now on wait, on the device, for an
+        :class:`~cuda.core.Event`, or for all work queued so far on another stream
+        (or an object with ``__cuda_stream__``). The calling thread does not block.
+
+        Raises
+        ------
+        TypeError
+            If the argument is neither an Event nor a stream.
+        RuntimeError
+            If a stream or the event has been closed.
+        """
         cdef CUstream raw = self._raw()
         if isinstance(event_or_stream, Event):
             check(driver().cuStreamWaitEvent_(raw, (<Event>event_or_stream)._raw(), 0))
@@ -184,7 +276,12 @@ cdef class Stream:
         ev.close()
 
     def close(self):
-        """Destroy the stream (pending work still completes). Idempotent; a no-op on default streams."""
+        """Destroy the stream; work already queued still completes.
+
+        Idempotent. Does nothing on the default streams; on a stream from
+        :meth:`from_handle` or a foreign object it only drops the view. After
+        closing, :attr:`handle` and the methods raise :class:`RuntimeError`.
+        """
         if self._builtin:
             return
         self._h.reset()
@@ -192,6 +289,9 @@ cdef class Stream:
 
     @property
     def is_closed(self):
+        """True once :meth:`close` has been called on a stream this package created
+        (the default streams never close).
+        """
         return not self._h
 
     def __eq__(self, other):

@@ -36,24 +36,46 @@ cdef class MemoryResource:
 
     @property
     def is_device_accessible(self):
+        """True if GPU kernels can access memory from this resource (subclasses
+        implement it).
+        """
         raise NotImplementedError
 
     @property
     def is_host_accessible(self):
+        """True if the CPU can access memory from this resource directly
+        (subclasses implement it).
+        """
         raise NotImplementedError
 
     @property
     def is_managed(self):
+        """True if the resource hands out managed (unified) memory, which migrates
+        between host and devices; False unless a subclass says otherwise.
+        """
         return False
 
     @property
     def device_id(self):
+        """The ordinal of the device the resource's memory lives on, or -1 for host
+        memory (subclasses implement it).
+        """
         raise NotImplementedError
 
 
 cdef class Buffer:
-    """A span of device (or pinned host) memory: from MemoryResource.allocate,
-    Buffer.from_handle or Buffer.from_ipc_descriptor."""
+    """A span of device, pinned host or managed memory, with its size and the
+    :class:`MemoryResource` it came from.
+
+    Not constructed directly: use ``MemoryResource.allocate`` (or
+    :meth:`Device.allocate`), :meth:`from_handle` for memory allocated
+    elsewhere, or :meth:`from_ipc_descriptor` for memory another process
+    exported. The memory is released by :meth:`close`, on leaving a ``with``
+    block, or when the Buffer is collected. Buffers support DLPack and
+    ``__cuda_array_interface__``; a Buffer of an IPC-enabled resource pickles
+    as its :attr:`ipc_descriptor` (unpickling imports it: do not unpickle
+    buffers from untrusted sources).
+    """
     def __init__(self, *args, **kwargs):
         raise RuntimeError(not_instantiable("Buffer", "MemoryResource"))
 
@@ -98,9 +120,42 @@ cdef class Buffer:
 
     @classmethod
     def from_ipc_descriptor(cls, mr, ipc_descriptor, *, stream):
-        """Map an allocation exported by another process (``buffer.ipc_descriptor``)
-        through `mr` (that process's pool, imported here). Imports of one allocation
-        are de-duplicated per process; imports of different ones run concurrently."""
+        """Map a buffer that another process exported (its :attr:`ipc_descriptor`).
+
+        Thread-safe, and cannot deadlock: the GIL is released before the import
+        waits on anything, and no lock is held while the GIL is taken back.
+        Imports of the same allocation through the same pool are de-duplicated
+        within the process (they share one mapping); imports of different
+        allocations run concurrently.
+
+        Parameters
+        ----------
+        mr : DeviceMemoryResource or PinnedMemoryResource
+            The exporting process's IPC-enabled pool, imported into this process
+            (``from_allocation_handle``, or unpickled).
+        ipc_descriptor : IPCBufferDescriptor
+            The descriptor the exporter sent.
+        stream : Stream
+            Keyword-only: the stream the mapping's release is ordered on.
+
+        Returns
+        -------
+        Buffer
+            The mapped memory (:attr:`is_mapped` is True).
+
+        Raises
+        ------
+        TypeError
+            For arguments of the wrong type.
+        ValueError
+            If the descriptor's export bytes do not match the exporter's checksum
+            (a corrupted descriptor, refused before the driver sees it), or its
+            size exceeds the mapped allocation.
+        RuntimeError
+            If `mr` is closed or not IPC-enabled.
+        CUDAError
+            If the driver cannot map the allocation (for instance, it was freed).
+        """
         return Buffer_from_ipc_descriptor(mr, ipc_descriptor, stream)
 
     cdef int _check_open(self) except -1:
@@ -110,28 +165,48 @@ cdef class Buffer:
 
     @property
     def handle(self):
+        """The buffer's address, an int.
+
+        Raises :class:`RuntimeError` if the buffer has been closed.
+        """
         self._check_open()
         return self._ptr
 
     @property
     def size(self):
+        """The buffer's size in bytes.
+
+        Raises :class:`RuntimeError` if the buffer has been closed.
+        """
         self._check_open()
         return self._size
 
     @property
     def memory_resource(self):
+        """The :class:`MemoryResource` the buffer came from (for
+        :meth:`from_ipc_descriptor`, the imported pool's resource), or None for a
+        buffer made by :meth:`from_handle` without `mr`.
+        """
         return self._mr
 
     @property
     def owner(self):
+        """The object passed as `owner` to :meth:`from_handle`, kept alive until the
+        buffer is closed; None otherwise.
+        """
         return self._owner
 
     @property
     def is_closed(self):
+        """True once :meth:`close` has been called."""
         return bool(self._closed)
 
     @property
     def device_id(self):
+        """The ordinal of the device the memory belongs to: the memory resource's
+        ``device_id`` (-1 for pinned host memory), or, without a resource, the
+        driver's answer for the address (-1 if it knows none).
+        """
         if self._mr is not None:
             return self._mr.device_id
         cdef int ordinal = -1
@@ -142,10 +217,16 @@ cdef class Buffer:
 
     @property
     def is_device_accessible(self):
+        """True if GPU kernels can access the buffer (the memory resource's answer;
+        True for a buffer without one).
+        """
         return True if self._mr is None else self._mr.is_device_accessible
 
     @property
     def is_host_accessible(self):
+        """True if the CPU can access the buffer directly (the memory resource's
+        answer; False for a buffer without one).
+        """
         return False if self._mr is None else self._mr.is_host_accessible
 
     @property
@@ -162,19 +243,36 @@ cdef class Buffer:
 
     @property
     def is_mapped(self):
+        """True if the buffer was imported from another process (through
+        :meth:`from_ipc_descriptor`, or from a mapped memory resource).
+        """
         return bool(deviceptr_is_imported(self._h)) or bool(getattr(self._mr, "is_mapped", False))
 
     @property
     def ipc_descriptor(self):
-        """The picklable IPCBufferDescriptor another process imports this buffer with."""
+        """The picklable :class:`IPCBufferDescriptor` another process maps this
+        buffer with (:meth:`from_ipc_descriptor`); exported once and cached. An
+        imported buffer returns the descriptor it came from, so it can be
+        handed on.
+
+        Raises :class:`RuntimeError` if the buffer is closed or its memory
+        resource is not IPC-enabled.
+        """
         self._check_open()
         if self._ipc_desc is None:
             self._ipc_desc = Buffer_get_ipc_descriptor(self)
         return self._ipc_desc
 
     def close(self, stream=None):
-        """Release the memory, ordered on `stream` if given (else the allocating
-        stream). Idempotent."""
+        """Release the memory. Idempotent.
+
+        For a pool allocation the free is ordered on `stream`, if given, else on
+        the stream it was allocated (or imported) on; an imported mapping is
+        released when the last Buffer sharing it is closed. For a Buffer from
+        :meth:`from_handle`, ``mr.deallocate`` is called (with `stream`), or the
+        owner is dropped. Afterwards :attr:`handle`, :attr:`size` and the copy
+        methods raise :class:`RuntimeError`.
+        """
         cdef Stream s
         if self._closed:
             return
@@ -262,7 +360,24 @@ cdef class Buffer:
         _memcpy(self._ptr, b._ptr, self._size, s)
 
     def fill(self, value, *, stream):
-        """Fill with a byte (int 0..255, or 1 byte) or a 4-byte pattern (4 bytes)."""
+        """Fill the buffer with a repeated pattern, asynchronously on `stream`.
+
+        Parameters
+        ----------
+        value : int or bytes
+            An int in [0, 255] or 1 byte (filled byte by byte), or 4 bytes (a
+            32-bit pattern; the buffer's size must then be a multiple of 4).
+        stream : Stream
+            Keyword-only: the stream the fill is queued on.
+
+        Raises
+        ------
+        TypeError
+            If `value` is neither an int nor bytes.
+        ValueError
+            If the int is out of range, the pattern is not 1 or 4 bytes long, or
+            the size is not a multiple of the pattern.
+        """
         cdef Stream s = as_stream(stream)
         cdef CUresult r
         cdef unsigned int word = 0

@@ -20,17 +20,54 @@ __all__ = ["DeviceMemoryResource", "DeviceMemoryResourceOptions"]
 
 @dataclass
 class DeviceMemoryResourceOptions:
-    """Options for DeviceMemoryResource: an IPC-enabled pool uses POSIX fd handles."""
+    """Options for :class:`DeviceMemoryResource` (a dataclass; a dict of the
+    same fields is accepted too). Passing options makes the resource create
+    and own a new pool instead of wrapping the device's current one.
+
+    Attributes
+    ----------
+    ipc_enabled : bool
+        The pool can be shared with other processes, through POSIX file
+        descriptors (default False).
+    max_size : int
+        Upper bound on the pool's size in bytes; 0 (the default) leaves it
+        to the driver. Checked when the options are made: a negative value
+        raises :class:`ValueError`, one that does not fit in 64 bits a
+        ``ValueError`` that is also an :class:`OverflowError`, and a
+        non-integer :class:`TypeError`, each naming ``max_size``.
+    """
     ipc_enabled: bool = False
     max_size: int = 0
+
+    def __post_init__(self):
+        self.max_size = size_arg(self.max_size, "max_size")
 
 
 
 cdef class DeviceMemoryResource(_MemPool):
     """Stream-ordered device memory from a CUDA memory pool.
 
-    ``DeviceMemoryResource(device_id)`` wraps the device's current pool (not owned);
-    with options it creates and owns a pool (IPC-enabled: POSIX fd handles)."""
+    ``DeviceMemoryResource(device_id)`` wraps the device's current memory pool,
+    which it does not own. With `options` it creates and owns a new pool; an
+    IPC-enabled one is exported (POSIX file descriptors) so that other
+    processes can map it (``from_allocation_handle``) and its buffers
+    (``Buffer.from_ipc_descriptor``). Allocation and import are thread-safe.
+
+    Parameters
+    ----------
+    device_id : int or Device
+        The device whose memory the pool holds.
+    options : DeviceMemoryResourceOptions or dict, optional
+        Create a new pool with these options.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For a bad `device_id` or bad options (naming the field).
+    CUDAError
+        If the driver cannot create the pool (for instance, the device does not
+        support memory pools).
+    """
 
     def __cinit__(self):
         self._ipc_capable = True
@@ -48,7 +85,7 @@ cdef class DeviceMemoryResource(_MemPool):
             return
         MP_init_create_pool(self, self._dev_id, <CUmemLocationType>CU_MEM_LOCATION_TYPE_DEVICE, self._dev_id,
                             <CUmemAllocationType>CU_MEM_ALLOCATION_TYPE_PINNED, bool(opts.ipc_enabled),
-                            size_arg(opts.max_size))
+                            size_arg(opts.max_size, "max_size"))
         if self._ipc:
             # The real driver refuses cuMemPoolExportPointer (INVALID_VALUE) until
             # the pool has been exported once (seen on driver 580, 2026-12-02):
@@ -63,27 +100,62 @@ cdef class DeviceMemoryResource(_MemPool):
 
     @classmethod
     def from_allocation_handle(cls, device_id, alloc_handle):
-        """Map a pool exported by another process (an IPCAllocationHandle or an fd,
-        which stays the caller's). The result is mapped, owns its pool and is
-        registered under the handle's uuid until closed (Buffers unpickled later
-        in this process find it even if the caller drops it)."""
+        """Map a pool that another process exported (its ``allocation_handle``).
+
+        Parameters
+        ----------
+        device_id : int or Device
+            The device to map it on: the same GPU as the exporter's (ordinals may
+            differ between processes; ``Device.uuid`` does not).
+        alloc_handle : IPCAllocationHandle or int
+            The handle, or a bare file descriptor; either stays the caller's to
+            close.
+
+        Returns
+        -------
+        DeviceMemoryResource
+            A mapped resource (:attr:`is_mapped`) that owns its pool and is
+            registered under the handle's uuid until closed, so buffers unpickled
+            later in this process find it even if the caller drops it. If an open
+            resource is already registered under that uuid, it is returned instead.
+
+        Raises
+        ------
+        TypeError
+            If `alloc_handle` is neither.
+        ValueError
+            If the file descriptor is negative or not open.
+        CUDAError
+            If the driver cannot import the pool.
+        """
         return MP_from_allocation_handle(DeviceMemoryResource, Device(device_id).device_id, alloc_handle, False)
 
     @property
     def device_id(self):
+        """The ordinal of the device the pool's memory lives on."""
         return self._dev_id
 
     @property
     def is_device_accessible(self):
+        """Always True: device memory."""
         return True
 
     @property
     def is_host_accessible(self):
+        """Always False: device memory is not directly accessible from the CPU."""
         return False
 
     @property
     def peer_accessible_by(self):
-        """Devices (ordinals, sorted) granted read-write access to this pool."""
+        """The other devices granted read-write access to this pool, a sorted tuple
+        of ordinals (read from the driver).
+
+        Assign an iterable of Devices or ordinals (or a single one) to grant
+        exactly those devices access and revoke it from the others; the owning
+        device is ignored. Raises :class:`TypeError` for something else,
+        :class:`ValueError` for an invalid ordinal and :class:`RuntimeError` if the
+        resource is closed.
+        """
         cdef CUmemLocation loc
         cdef CUmemAccess_flags flags
         self._check_open()

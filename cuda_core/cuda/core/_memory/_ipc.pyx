@@ -115,6 +115,7 @@ cdef class IPCBufferDescriptor:
 
     @property
     def size(self):
+        """The buffer's size in bytes, as the exporter wrote it."""
         return self._size
 
     @property
@@ -163,26 +164,42 @@ cdef class IPCAllocationHandle:
 
     @property
     def handle(self):
+        """The POSIX file descriptor, an int; still owned by this object.
+
+        Raises :class:`RuntimeError` if the handle has been closed.
+        """
         if self._fd < 0:
             raise RuntimeError("IPCAllocationHandle has been closed")
         return self._fd
 
     @property
     def uuid(self):
+        """The :class:`uuid.UUID` of the exporting memory resource, under which the
+        receiving process registers the imported one; None for a handle made
+        from a bare fd.
+        """
         return self._uuid
 
     @property
     def is_closed(self):
+        """True once the descriptor has been closed or detached."""
         return self._fd < 0
 
     def detach(self):
-        """Give up ownership: returns the fd (the caller must close it); the handle is closed."""
+        """Give up ownership of the file descriptor and return it; the caller must
+        close it. The handle is closed afterwards.
+
+        Raises :class:`RuntimeError` if the handle is already closed.
+        """
         fd = self.handle
         self._fd = -1
         return fd
 
     def close(self):
-        """Close the fd. Idempotent."""
+        """Close the file descriptor (the exported pool stays valid in processes
+        that already mapped it). Idempotent; also done when the handle is
+        collected.
+        """
         if self._fd >= 0:
             fd, self._fd = self._fd, -1
             os.close(fd)

@@ -5,6 +5,7 @@ As upstream, it calls the driver through cuda-bindings (``cuda.core._utils.cuda_
 without cuda-bindings installed, allocating raises ImportError saying so.
 """
 from cuda.core._memory._buffer import Buffer, MemoryResource
+from cuda.core._resource_handles import SizeArgumentError
 from cuda.core._stream import Stream_accept
 from cuda.core._utils.cuda_utils import driver, handle_return
 
@@ -12,19 +13,51 @@ __all__ = ["LegacyPinnedMemoryResource"]
 
 
 def _size(size):
+    """`size` checked as the extension modules check sizes (size_arg): an int in [0, 2**64)."""
     if isinstance(size, bool) or not isinstance(size, int):
         raise TypeError(f"size must be an int, not {type(size).__name__}")
     if size < 0:
-        raise ValueError(f"size must be non-negative, got {size}")
+        raise SizeArgumentError(f"size must be non-negative, got {size}")
+    if size >= 1 << 64:
+        raise SizeArgumentError(f"size does not fit in 64 bits: {size}")
     return size
 
 
 class LegacyPinnedMemoryResource(MemoryResource):
-    """Pinned (page-locked) host memory from the legacy cuMemAllocHost API:
-    synchronous, host- and device-accessible, not bound to a device."""
+    """Pinned (page-locked) host memory from the legacy ``cuMemAllocHost`` API:
+    synchronous, host- and device-accessible, not bound to a device.
+
+    As upstream, it calls the driver through cuda-bindings; without
+    cuda-bindings installed, :meth:`allocate` raises :class:`ImportError`
+    saying what to install. The memory is accessible from every device that
+    supports unified addressing.
+    """
 
     def allocate(self, size, *, stream=None):
-        """Allocate `size` bytes (synchronously: `stream`, if given, is only validated)."""
+        """Allocate `size` bytes of pinned host memory, synchronously.
+
+        Parameters
+        ----------
+        size : int
+            Number of bytes; 0 gives an empty Buffer at address 0.
+        stream : Stream, optional
+            Only checked to be a stream: the allocation is not stream-ordered.
+
+        Returns
+        -------
+        Buffer
+            Freed with ``cuMemFreeHost`` when closed or collected.
+
+        Raises
+        ------
+        TypeError
+            If `size` is not an int or `stream` is not a stream.
+        ValueError
+            If `size` is negative or does not fit in 64 bits (also an
+            :class:`OverflowError` then).
+        CUDAError
+            If the driver cannot allocate it.
+        """
         if stream is not None:
             Stream_accept(stream, True)
         size = _size(size)
@@ -32,7 +65,10 @@ class LegacyPinnedMemoryResource(MemoryResource):
         return Buffer._init(ptr, size, self)
 
     def deallocate(self, ptr, size, *, stream=None):
-        """Free `ptr`; with `stream`, that stream is synchronized first."""
+        """Free `ptr` with ``cuMemFreeHost``; with `stream`, that stream is
+        synchronized first, so work queued on it that uses the memory completes.
+        A `size` of 0 frees nothing (an empty allocation has no memory).
+        """
         if stream is not None:
             Stream_accept(stream, True).sync()
         if size:
@@ -40,15 +76,19 @@ class LegacyPinnedMemoryResource(MemoryResource):
 
     @property
     def is_device_accessible(self):
+        """Always True: devices reach pinned host memory through unified addressing."""
         return True
 
     @property
     def is_host_accessible(self):
+        """Always True: pinned host memory."""
         return True
 
     @property
     def device_id(self):
-        """This memory resource is not bound to any GPU."""
+        """Not defined for this resource: reading it raises :class:`RuntimeError`,
+        since pinned host memory is not bound to any GPU.
+        """
         raise RuntimeError("a pinned memory resource is not bound to any GPU")
 
 

@@ -26,12 +26,20 @@ _VALID_LOCATION_TYPES = ("device", "host", "host_numa")
 
 @dataclass
 class ManagedMemoryResourceOptions:
-    """Options for ManagedMemoryResource.
+    """Options for :class:`ManagedMemoryResource` (a dataclass; a dict of the
+    same fields is accepted too). Checked when the resource is made.
 
-    ``preferred_location_type`` None (the default) reads ``preferred_location`` as
-    a device ordinal, -1 for the host, or None for no preference. Otherwise it is
-    ``"device"`` (an ordinal >= 0), ``"host"`` (``preferred_location`` None) or
-    ``"host_numa"`` (a NUMA node id >= 0, or None for the current device's).
+    Attributes
+    ----------
+    preferred_location : int, optional
+        Where the driver should prefer to keep the memory. With
+        ``preferred_location_type`` None: a device ordinal, -1 for the host,
+        or None (the default) for no preference.
+    preferred_location_type : str, optional
+        ``"device"`` (`preferred_location` is an ordinal), ``"host"``
+        (`preferred_location` must be None) or ``"host_numa"`` (a NUMA node
+        id, or None for the current device's node); None (the default) reads
+        `preferred_location` as above.
     """
     preferred_location: object = None
     preferred_location_type: object = None
@@ -84,13 +92,28 @@ cdef tuple _resolve_preferred_location(object opts):
 
 
 cdef class ManagedMemoryResource(_MemPool):
-    """Stream-ordered managed (unified) memory, accessible from host and devices,
-    from a managed memory pool this resource creates and owns.
+    """Stream-ordered managed (unified) memory, accessible from the host and
+    every device, from a managed memory pool this resource creates and owns.
 
     Differs from upstream for ``options=None``: upstream wraps the driver's
-    current managed pool (cuMemGetMemPool, which this package's driver table does
-    not load); here a pool with no preferred location is created and owned.
-    IPC is not supported for managed pools (as upstream)."""
+    current managed pool (``cuMemGetMemPool``, which this package's driver table
+    does not load); here a pool with no preferred location is created and owned.
+    IPC is not supported for managed pools (as upstream). Managed pools need a
+    CUDA 13 driver; an older one fails the creation with its
+    :class:`~cuda.core.CUDAError`. Where the platform lacks concurrent managed
+    access, the first resource warns once per process (a :class:`UserWarning`):
+    the host must not touch managed memory while a kernel runs.
+
+    Parameters
+    ----------
+    options : ManagedMemoryResourceOptions or dict, optional
+        The preferred location.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For invalid options, naming the field.
+    """
 
     def __init__(self, options=None):
         cdef CUmemLocationType loc_type
@@ -122,14 +145,19 @@ cdef class ManagedMemoryResource(_MemPool):
 
     @property
     def is_device_accessible(self):
+        """Always True: managed memory is accessible from every device."""
         return True
 
     @property
     def is_host_accessible(self):
+        """Always True: managed memory is accessible from the host."""
         return True
 
     @property
     def is_managed(self):
+        """Always True: the memory is managed (unified) memory, migrated by the driver
+        between host and devices.
+        """
         return True
 
     def __repr__(self):

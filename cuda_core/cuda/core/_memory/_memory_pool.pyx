@@ -44,30 +44,80 @@ cdef class _MemPool(MemoryResource):
 
     @property
     def handle(self):
+        """The raw ``CUmemoryPool`` as an int.
+
+        Raises :class:`RuntimeError` if the resource has been closed.
+        """
         self._check_open()
         return <uintptr_t>self._pool.get().pool
 
     @property
     def is_handle_owned(self):
+        """True if the resource created (or imported) its pool and destroys it when
+        closed; False when it wraps a pool it does not own (the device's current
+        pool).
+        """
         return bool(self._owned)
 
     @property
     def is_ipc_enabled(self):
+        """True if the pool can be shared with other processes (created with
+        ``ipc_enabled=True``, or imported from another process).
+        """
         return bool(self._ipc)
 
     @property
     def is_mapped(self):
+        """True if the pool was imported from another process
+        (``from_allocation_handle``); such a resource can import buffers but not
+        allocate.
+        """
         return bool(self._mapped)
 
     @property
     def uuid(self):
-        """The identity other processes resolve this resource by (set at export or import)."""
+        """The :class:`uuid.UUID` other processes find this resource by: drawn when
+        an IPC-enabled resource first needs one (export, pickling), or given by
+        :meth:`register` or the import. None for a resource that is neither
+        IPC-enabled nor registered.
+        """
         if self._uuid is None and self._ipc:
             self._uuid = uuid_module.uuid4()
         return self._uuid
 
     def allocate(self, size, *, stream):
-        """Allocate `size` bytes, ordered on `stream`."""
+        """Allocate `size` bytes from the pool, ordered on `stream`.
+
+        Thread-safe. Small requests, and any the pool can serve from memory it
+        already holds, keep the GIL; a large request that grows the pool releases
+        it while the driver works.
+
+        Parameters
+        ----------
+        size : int
+            Number of bytes; 0 gives an empty Buffer.
+        stream : Stream
+            Keyword-only and required: the memory may be used on `stream` at once,
+            and on other streams once they are ordered after it.
+
+        Returns
+        -------
+        Buffer
+            Freed back to the pool, ordered on a stream, when closed or collected.
+
+        Raises
+        ------
+        TypeError
+            If `size` is not an int, `stream` is not a stream, or the resource was
+            imported from another process (it can only map buffers).
+        ValueError
+            If `size` is negative or does not fit in 64 bits (also an
+            :class:`OverflowError` then).
+        RuntimeError
+            If the resource has been closed.
+        CUDAError
+            If the pool cannot grow (``CUDA_ERROR_OUT_OF_MEMORY``).
+        """
         cdef Stream s = as_stream(stream)
         cdef DevicePtrHandle h
         cdef MemoryPoolHandle pool
@@ -106,27 +156,60 @@ cdef class _MemPool(MemoryResource):
 
     @property
     def attributes(self):
+        """The pool's attributes (release threshold, reuse policies, reserved and
+        used bytes), each read from or written to the driver on access.
+
+        Raises :class:`RuntimeError` if the resource has been closed.
+        """
         self._check_open()
         return _MemPoolAttributes._init(self)
 
     @property
     def allocation_handle(self):
-        """An IPCAllocationHandle (owning a POSIX fd) for this pool; owned by the resource."""
+        """The :class:`IPCAllocationHandle` (owning a POSIX file descriptor) another
+        process maps this pool with (``from_allocation_handle``); exported once.
+
+        The handle belongs to the resource, which closes it when closed; send it
+        through ``multiprocessing``, which passes the descriptor itself.
+
+        Raises :class:`RuntimeError` if the resource is not IPC-enabled or is closed.
+        """
         return MP_export_mempool(self)
 
     def get_allocation_handle(self):
+        """The same as :attr:`allocation_handle`: the :class:`IPCAllocationHandle`
+        (owning a POSIX file descriptor) another process maps this pool with.
+
+        The handle belongs to the resource, which closes it when closed; send it
+        through ``multiprocessing``, which passes the descriptor itself.
+
+        Raises :class:`RuntimeError` if the resource is not IPC-enabled or is closed.
+        """
         return self.allocation_handle
 
     def register(self, uuid):
-        """Register under `uuid` (get-or-create: returns the resource registered first)."""
+        """Register this resource in the process under `uuid` (a :class:`uuid.UUID`
+        or its string), so that unpickled buffers and ``from_registry`` find it.
+
+        Atomic get-or-create: if an open resource is already registered under
+        `uuid`, that one is returned and this one is not registered.
+
+        Raises :class:`TypeError` or :class:`ValueError` for a bad `uuid`, and
+        :class:`RuntimeError` if the resource is closed.
+        """
         self._check_open()
         if not self._ipc:
             raise RuntimeError("Memory resource is not IPC-enabled")
         return MP_register(self, uuid)
 
     def close(self):
-        """Drop the pool (destroyed once its last allocation is freed, if owned). Idempotent.
-        A registered resource leaves the registry."""
+        """Close the resource. Idempotent.
+
+        An owned pool is destroyed once its last allocation has been freed
+        (buffers still open keep it alive); the allocation handle is closed and
+        the resource leaves the registry. Afterwards the methods raise
+        :class:`RuntimeError`.
+        """
         if self._pool:
             MP_forget(self)
         self._pool.reset()
@@ -136,6 +219,7 @@ cdef class _MemPool(MemoryResource):
 
     @property
     def is_closed(self):
+        """True once :meth:`close` has been called."""
         return not self._pool
 
     def __reduce__(self):
@@ -183,7 +267,10 @@ cdef int MP_grant_every_device_access(MemoryPoolHandle pool) except -1:
 
 
 class _MemPoolAttributes:
-    """Attributes of a memory resource's pool (read live from the driver)."""
+    """The attributes of a memory resource's pool (``mr.attributes``), read from
+    and written to the driver on each access (``cuMemPoolGetAttribute``,
+    ``cuMemPoolSetAttribute``). Each access raises RuntimeError if the resource
+    has been closed, and CUDAError if the driver refuses."""
 
     __slots__ = ("_mr",)
 
@@ -216,29 +303,41 @@ class _MemPoolAttributes:
         mr._check_open()
         check(driver().cuMemPoolSetAttribute_(mr._pool.get().pool, <CUmemPool_attribute>attr, &v))
 
-    def _set_u64(self, int attr, value):
-        cdef cuuint64_t v = size_arg(value)
+    def _set_u64(self, int attr, value, str name):
+        cdef cuuint64_t v = size_arg(value, name)
         cdef _MemPool mr = self._mr
         mr._check_open()
         check(driver().cuMemPoolSetAttribute_(mr._pool.get().pool, <CUmemPool_attribute>attr, &v))
 
     reuse_follow_event_dependencies = property(
         lambda self: bool(self._get_int(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)),
-        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, v))
+        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, v),
+        doc=("Allow reuse of memory freed on another stream once an event dependency shows the free has "
+             "completed (bool, read-write)."))
     reuse_allow_opportunistic = property(
         lambda self: bool(self._get_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)),
-        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, v))
+        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, v),
+        doc=("Allow reuse of memory whose free is already known to have completed, with no dependency "
+             "between the streams (bool, read-write)."))
     reuse_allow_internal_dependencies = property(
         lambda self: bool(self._get_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)),
-        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, v))
+        lambda self, v: self._set_int(CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, v),
+        doc=("Allow the driver to insert dependencies between streams to reuse freed memory (bool, read-"
+             "write)."))
     release_threshold = property(
         lambda self: self._get_u64(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD),
-        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v))
-    reserved_mem_current = property(lambda self: self._get_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT))
+        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, v, "release_threshold"),
+        doc=("Bytes of reserved memory the pool keeps before returning memory to the system at a "
+             "synchronization (int, read-write)."))
+    reserved_mem_current = property(lambda self: self._get_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT),
+        doc="Bytes of backing memory currently reserved by the pool (int, read-only).")
     reserved_mem_high = property(
         lambda self: self._get_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH),
-        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, v))
-    used_mem_current = property(lambda self: self._get_u64(CU_MEMPOOL_ATTR_USED_MEM_CURRENT))
+        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, v, "reserved_mem_high"),
+        doc="High-water mark of reserved_mem_current, in bytes; assign 0 to reset it (int).")
+    used_mem_current = property(lambda self: self._get_u64(CU_MEMPOOL_ATTR_USED_MEM_CURRENT),
+        doc="Bytes currently allocated from the pool by the application (int, read-only).")
     used_mem_high = property(
         lambda self: self._get_u64(CU_MEMPOOL_ATTR_USED_MEM_HIGH),
-        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_USED_MEM_HIGH, v))
+        lambda self, v: self._set_u64(CU_MEMPOOL_ATTR_USED_MEM_HIGH, v, "used_mem_high"),
+        doc="High-water mark of used_mem_current, in bytes; assign 0 to reset it (int).")

@@ -19,15 +19,66 @@ __all__ = ["PinnedMemoryResource", "PinnedMemoryResourceOptions"]
 
 @dataclass
 class PinnedMemoryResourceOptions:
-    """Options for PinnedMemoryResource (a host-NUMA pool)."""
+    """Options for :class:`PinnedMemoryResource` (a dataclass; a dict of the
+    same fields is accepted too).
+
+    Attributes
+    ----------
+    ipc_enabled : bool
+        The pool can be shared with other processes, through POSIX file
+        descriptors (default False).
+    max_size : int
+        Upper bound on the pool's size in bytes; 0 (the default) leaves it
+        to the driver. Checked when the options are made: a negative value
+        raises :class:`ValueError`, one that does not fit in 64 bits a
+        ``ValueError`` that is also an :class:`OverflowError`, and a
+        non-integer :class:`TypeError`, each naming ``max_size``.
+    numa_id : int, optional
+        The host NUMA node the pool's memory lives on; None (the default)
+        is the node closest to the current device
+        (``DeviceProperties.host_numa_id``, or 0 without NUMA). Checked when
+        the options are made: negative is a ValueError, a non-integer a
+        TypeError.
+    """
     ipc_enabled: bool = False
     max_size: int = 0
     numa_id: object = None
 
+    def __post_init__(self):
+        self.max_size = size_arg(self.max_size, "max_size")
+        self.numa_id = _numa_id_arg(self.numa_id)
+
+
+cdef object _numa_id_arg(object numa_id):
+    """`numa_id` checked: None, or a non-negative int."""
+    if numa_id is None:
+        return None
+    if isinstance(numa_id, bool) or not isinstance(numa_id, int):
+        raise TypeError(f"numa_id must be an int or None, not {type(numa_id).__name__}")
+    if numa_id < 0:
+        raise ValueError(f"numa_id must be non-negative, got {numa_id}")
+    return int(numa_id)
+
 
 
 cdef class PinnedMemoryResource(_MemPool):
-    """Stream-ordered pinned host memory from a host-NUMA pool (device- and host-accessible)."""
+    """Stream-ordered pinned (page-locked) host memory from a host-NUMA memory
+    pool that this resource creates and owns; every device is granted access,
+    so the memory is device- and host-accessible. An IPC-enabled pool is
+    exported (POSIX file descriptors) for other processes to map.
+
+    Parameters
+    ----------
+    options : PinnedMemoryResourceOptions or dict, optional
+        IPC, maximum size and NUMA node of the pool.
+
+    Raises
+    ------
+    TypeError, ValueError
+        For bad options, naming the field.
+    CUDAError
+        If the driver cannot create the pool.
+    """
 
     def __cinit__(self):
         self._ipc_capable = True
@@ -36,14 +87,10 @@ cdef class PinnedMemoryResource(_MemPool):
     def __init__(self, options=None):
         opts = coerce_options(options, PinnedMemoryResourceOptions) or PinnedMemoryResourceOptions()
         dev = Device()
-        numa_id = opts.numa_id
+        numa_id = _numa_id_arg(opts.numa_id)   # checked again: the fields may have been reassigned
         if numa_id is None:
             numa_id = max(dev.properties.host_numa_id, 0)
-        elif isinstance(numa_id, bool) or not isinstance(numa_id, int):
-            raise TypeError(f"numa_id must be an int or None, not {type(numa_id).__name__}")
-        elif numa_id < 0:
-            raise ValueError(f"numa_id must be non-negative, got {numa_id}")
-        max_size = size_arg(opts.max_size)
+        max_size = size_arg(opts.max_size, "max_size")
         self._dev_id = -1
         self._numa_id = int(numa_id)
         MP_init_create_pool(self, dev.device_id, <CUmemLocationType>CU_MEM_LOCATION_TYPE_HOST_NUMA, self._numa_id,
@@ -63,11 +110,21 @@ cdef class PinnedMemoryResource(_MemPool):
 
     @classmethod
     def from_allocation_handle(cls, alloc_handle):
-        """Map a pinned pool exported by another process (handle or fd; the fd stays the caller's)."""
+        """Map a pinned pool that another process exported (its ``allocation_handle``,
+        or a bare file descriptor; either stays the caller's to close).
+
+        The pool is imported in the current device's primary context and every
+        device is granted access to it. Returns a mapped PinnedMemoryResource,
+        registered under the handle's uuid until closed (an open one already
+        registered there is returned instead). Raises :class:`TypeError` or
+        :class:`ValueError` for a bad handle and :class:`~cuda.core.CUDAError` if
+        the driver cannot import it.
+        """
         return MP_from_allocation_handle(PinnedMemoryResource, Device().device_id, alloc_handle, True)
 
     @property
     def device_id(self):
+        """Always -1: pinned memory lives on the host, not on one device."""
         return -1
 
     @property
@@ -77,10 +134,12 @@ cdef class PinnedMemoryResource(_MemPool):
 
     @property
     def is_device_accessible(self):
+        """Always True: every device is granted access to the pool."""
         return True
 
     @property
     def is_host_accessible(self):
+        """Always True: pinned host memory."""
         return True
 
     def __repr__(self):
