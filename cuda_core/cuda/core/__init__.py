@@ -24,7 +24,7 @@ from cuda.core._memory import (  # noqa: E402
     PinnedMemoryResourceOptions,
 )
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions  # noqa: E402
-from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning  # noqa: E402
+from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError  # noqa: E402
 
 del check_not_mixed_with_upstream
 
@@ -41,6 +41,7 @@ __all__ = [
     "IPCAllocationHandle",
     "IPCBufferDescriptor",
     "IPCEventDescriptor",
+    "IPCImportError",
     "LEGACY_DEFAULT_STREAM",
     "MemoryResource",
     "PER_THREAD_DEFAULT_STREAM",

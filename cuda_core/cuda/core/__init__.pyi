@@ -13,7 +13,7 @@ from cuda.core._memory import (
     PinnedMemoryResourceOptions,
 )
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions
-from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning
+from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError
 
 __version__: str
 __ipcsafe_version__: str
@@ -31,6 +31,7 @@ __all__ = [
     "IPCAllocationHandle",
     "IPCBufferDescriptor",
     "IPCEventDescriptor",
+    "IPCImportError",
     "LEGACY_DEFAULT_STREAM",
     "MemoryResource",
     "PER_THREAD_DEFAULT_STREAM",
