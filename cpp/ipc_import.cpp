@@ -459,7 +459,8 @@ void deviceptr_import_ipc_batch(const MemoryPoolHandle& pool, const IpcExportByt
         out[i] = out[items[i].alias_of];
         errors[i] = errors[items[i].alias_of];
     }
-}  // 7. the guard re-attaches (no lock held)
+    // 7. The guard re-attaches here, with no lock held.
+}
 
 // Owns nothing; detaches from the GIL before taking the cache lock.
 std::size_t ipc_cache_size() noexcept {
