@@ -1,7 +1,9 @@
 """Buffer.from_ipc_descriptors: many descriptors imported in one call (issue 13,
 bench/BATCH_IMPORT.md). Each test exports from this process and imports in a
 spawned child (the real use: another process's pool). The driver-call counts
-come from the simulator's counters, so those tests run on the simulator only."""
+come from the simulator's counters: on a real GPU those assertions are
+skipped (the rest runs); the partial-failure test injects failures with a
+simulator knob and runs on the simulator only."""
 import sys
 
 import pytest
@@ -11,7 +13,7 @@ from ipc_batch_children import (
     child_batch_partial_failure, child_batch_success, child_batch_threads, child_batch_validation,
 )
 
-pytestmark = [pytest.mark.sim_only, pytest.mark.ours_only]
+pytestmark = [pytest.mark.ours_only]
 
 
 @pytest.fixture
@@ -38,14 +40,17 @@ def test_batch_imports_each_descriptor_once_in_order_with_duplicates(exported):
     assert out["distinct_handles"] == len(descs)
     assert out["first_bytes"] == patterns, "a Buffer maps another descriptor's allocation"
     assert out["cache_after_batch"] == len(descs)
-    assert out["imports_for_batch"] == len(descs)
+    if out["simulated"]:
+        assert out["imports_for_batch"] == len(descs)
     assert out["single_is_hit"]
     assert out["dup_handles"] == [True] * 4
-    assert out["imports_total"] == len(descs), "a live key was imported again"
+    if out["simulated"]:
+        assert out["imports_total"] == len(descs), "a live key was imported again"
     assert out["from_generator"] == 2 and out["empty"] == []
     assert out["cache_after_close"] == 0
     # duplicates in one batch of misses share one import (and never wait on their own claim)
-    assert out["dup_miss_imports"] == 2
+    if out["simulated"]:
+        assert out["dup_miss_imports"] == 2
     assert out["dup_miss_same"] == [True, True]
     assert out["dup_miss_cache"] == 2
     assert out["dup_still_mapped"] == patterns[3], "closing one duplicate unmapped the others"
@@ -68,6 +73,7 @@ def test_bad_arguments_raise_before_any_import(exported):
     assert out["imports"] == 0 and out["cache"] == 0 and out["fds_same"]
 
 
+@pytest.mark.sim_only
 def test_partial_failure_is_reported_per_descriptor_and_leaks_nothing(exported, monkeypatch):
     mr, descs, _ = exported
     monkeypatch.setenv("CUDA_SIM_FAIL", "cuMemPoolImportPointer=CUDA_ERROR_OUT_OF_MEMORY@3")
@@ -99,6 +105,7 @@ def test_overlapping_batches_from_threads(exported):
     assert out["cache"] == 0 and out["fds_same"]
 
 
+@pytest.mark.no_driver_ok
 def test_ipc_import_error_without_a_driver():
     """IPCImportError itself: an ExceptionGroup on 3.11+, an Exception with the
     same attributes before; errors maps index -> exception."""
