@@ -125,3 +125,24 @@ def test_ipc_import_error_without_a_driver():
         assert type(rest) is IPCImportError and list(rest.exceptions) == [a]
     else:
         assert isinstance(err, Exception)
+
+
+@pytest.mark.parametrize("offset", [1 << 64, -(1 << 64), 1 << 70])
+def test_checksum_ints_outside_uint64_never_match(device, stream, ipc_mr, offset):
+    """The checksums are compared as C uint64: an int that does not fit (the
+    right value plus or minus 2**64, a huge one) is a mismatch (ValueError, before
+    any driver call, for the single and the batch import), never an OverflowError
+    and never taken modulo 2**64."""
+    from cuda.core import Buffer
+    from cuda.core._memory._ipc import IPCBufferDescriptor, _descriptor_checksums
+
+    require_pools(device)
+    buf = ipc_mr.allocate(4096, stream=stream)
+    good = buf.ipc_descriptor
+    c, sc = _descriptor_checksums(good.payload, good.size)
+    bad = IPCBufferDescriptor._init(good.payload, good.size, c + offset, sc)
+    for call in (lambda: Buffer.from_ipc_descriptor(ipc_mr, bad, stream=stream),
+                 lambda: Buffer.from_ipc_descriptors(ipc_mr, [bad], stream=stream)):
+        with pytest.raises(ValueError, match="corrupted"):
+            call()
+    buf.close(stream)
