@@ -14,6 +14,8 @@
 #include <cstring>
 #include <memory>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "deviceptr_box.hpp"
 #include "gil.hpp"
@@ -34,24 +36,34 @@ namespace {
 struct CacheKey {
     CUmemoryPool pool;
     IpcExportBytes bytes;
+    std::size_t hash;  // of (pool, bytes): cache_key_hash(), computed once per import and once per release
     bool operator==(const CacheKey& other) const noexcept { return pool == other.pool && bytes == other.bytes; }
 };
 
 // The in-process key hash: mixes the pool and the 64 bytes eight at a time in
-// host byte order (a byte-wise loop cost ~4x more; the import path hashes each
-// key twice). Free to change: it never leaves the process (the descriptor's
-// wire checksum is ipc_descriptor.hpp's, and shares nothing with this).
-struct CacheKeyHash {
-    std::size_t operator()(const CacheKey& key) const noexcept {
-        std::uint64_t h = 0x9E3779B97F4A7C15ull ^ reinterpret_cast<std::uintptr_t>(key.pool);
-        for (std::size_t i = 0; i < key.bytes.size(); i += 8) {
-            std::uint64_t word;
-            std::memcpy(&word, key.bytes.data() + i, sizeof word);
-            h = (h ^ word) * 0xFF51AFD7ED558CCDull;
-            h ^= h >> 32;
-        }
-        return static_cast<std::size_t>(h);
+// host byte order (a byte-wise loop cost ~4x more). Free to change: it never
+// leaves the process (the descriptor's wire checksum is ipc_descriptor.hpp's,
+// and shares nothing with this).
+std::size_t cache_key_hash(CUmemoryPool pool, const IpcExportBytes& bytes) noexcept {
+    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ reinterpret_cast<std::uintptr_t>(pool);
+    for (std::size_t i = 0; i < bytes.size(); i += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, bytes.data() + i, sizeof word);
+        h = (h ^ word) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
     }
+    return static_cast<std::size_t>(h);
+}
+
+// Owns nothing: the key of (pool, bytes) with its hash folded once (the
+// lookups, the emplace, the publish and the erase reuse it).
+CacheKey make_cache_key(CUmemoryPool pool, const IpcExportBytes& bytes) noexcept {
+    return CacheKey{pool, bytes, cache_key_hash(pool, bytes)};
+}
+
+// The stored hash: no re-hash per lookup (issue 13: 5 folds per import+close -> 2).
+struct CacheKeyHash {
+    std::size_t operator()(const CacheKey& key) const noexcept { return key.hash; }
 };
 
 enum class EntryState { importing, live };
@@ -85,7 +97,7 @@ bool cache_has_waiters() REQUIRES(ipc_cache_mutex) { return ipc_cache_waiters !=
 // Requires the lock: erases the entry of `box`'s generation; returns whether
 // a waiter must be woken.
 bool erase_cache_entry(const IpcImportBox* box) REQUIRES(ipc_cache_mutex) {
-    auto it = ipc_cache.find(CacheKey{box->pool->pool, box->key});
+    auto it = ipc_cache.find(make_cache_key(box->pool->pool, box->key));
     if (it != ipc_cache.end() && it->second.generation == box->generation) ipc_cache.erase(it);
     return cache_has_waiters();
 }
@@ -120,29 +132,181 @@ void release_cached_import(const IpcImportBox* box) noexcept {
     if (result != CUDA_SUCCESS) report_cleanup_failure("cuMemFreeAsync (imported IPC allocation)", result);
 }
 
-// Calls cuMemPoolImportPointer with the stream's context current. No lock may be held.
-CUresult import_pointer(const MemoryPoolHandle& pool, const IpcExportBytes& bytes, const StreamHandle& stream,
-                        CUdeviceptr* ptr_out) noexcept {
-    ContextScopeGuard scope(context_for(stream, pool));
-    if (scope.status() != CUDA_SUCCESS) return scope.status();
+// Calls cuMemPoolImportPointer; requires the context of `stream` (context_for)
+// current and no lock held.
+CUresult import_pointer_in_context(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
+                                   CUdeviceptr* ptr_out) noexcept {
     CUmemPoolPtrExportData data;
     std::memcpy(data.reserved, bytes.data(), bytes.size());
     return drv().cuMemPoolImportPointer_(ptr_out, pool->pool, &data);
 }
 
-// The live import of (pool, bytes) if the cache lock is free right now and the
-// key is live; empty otherwise. Never waits (try_lock), so the caller may be
-// attached to the GIL.
-DevicePtrHandle find_live_import_without_waiting(const MemoryPoolHandle& pool, const IpcExportBytes& bytes) noexcept {
+// Owns the mapping it returns (its deleter leaves the cache entry of
+// `generation`); requires the stream's context current and no lock held.
+// Empty with *error set when the driver import or an allocation failed (a
+// mapping made before an allocation failed is freed again).
+DevicePtrHandle import_claimed_in_context(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
+                                          const StreamHandle& stream, std::uint64_t generation,
+                                          CUresult* error) noexcept {
+    CUdeviceptr ptr = 0;
+    CUresult r = import_pointer_in_context(pool, bytes, &ptr);
+    DevicePtrHandle handle;
+    if (r == CUDA_SUCCESS) {
+        handle = adopt_deviceptr(IpcImportBox::create_cached(ptr, pool, stream, bytes, generation), ptr, pool,
+                                 stream, &release_cached_import);
+        if (!handle) r = CUDA_ERROR_OUT_OF_MEMORY;  // the mapping was freed again (adopt_deviceptr or the deleter)
+    }
+    *error = r;
+    return handle;
+}
+
+// Requires the lock: claims the absent `key` (state importing, a fresh
+// generation) and returns the generation; 0 when the entry could not be
+// allocated (nothing claimed).
+std::uint64_t claim_absent_key(const CacheKey& key) REQUIRES(ipc_cache_mutex) {
+    try {
+        const std::uint64_t generation = ipc_cache_generation + 1;
+        ipc_cache.emplace(key, CacheEntry{EntryState::importing, generation, {}});
+        ipc_cache_generation = generation;
+        return generation;
+    } catch (...) {
+        return 0;
+    }
+}
+
+// Requires the lock: ends this thread's claim of `generation` on `key`: live
+// (a weak reference to `handle`) or, when `handle` is empty, erased. Returns
+// whether a waiter must be woken.
+bool publish_claim(const CacheKey& key, std::uint64_t generation, const DevicePtrHandle& handle)
+    REQUIRES(ipc_cache_mutex) {
+    auto it = ipc_cache.find(key);
+    if (it != ipc_cache.end() && it->second.generation == generation) {
+        if (handle) {
+            it->second.state = EntryState::live;
+            it->second.live = handle;
+        } else {
+            ipc_cache.erase(it);
+        }
+    }
+    return cache_has_waiters();
+}
+
+// The live import of `key` if the cache lock is free right now and the key is
+// live; empty otherwise. An absent key is claimed in the same lock section
+// (*claimed = its generation; the caller must import and publish it). Never
+// waits (try_lock), so the caller may be attached to the GIL.
+DevicePtrHandle find_or_claim_without_waiting(const CacheKey& key, std::uint64_t* claimed) noexcept {
     if (!ipc_cache_mutex.try_lock()) return {};
     DevicePtrHandle hit;
-    auto it = ipc_cache.find(CacheKey{pool->pool, bytes});
-    if (it != ipc_cache.end()) hit = live_handle(it->second);
+    auto it = ipc_cache.find(key);
+    if (it != ipc_cache.end()) {
+        hit = live_handle(it->second);
+    } else {
+        *claimed = claim_absent_key(key);
+    }
     ipc_cache_mutex.unlock();
     return hit;
 }
 
+// Owns the import it returns; requires being detached from the GIL and no
+// lock held. With `generation` 0, waits (the lock released) while the key is
+// importing or being released, then returns a live hit or claims the key;
+// with a generation, the key is already this thread's claim. Imports the
+// claim with no lock held and publishes it. Sets the last error when empty.
+DevicePtrHandle import_detached(const MemoryPoolHandle& pool, const CacheKey& key, const StreamHandle& stream,
+                                std::uint64_t generation) REQUIRES(gil_detached) EXCLUDES(ipc_cache_mutex) {
+    if (generation == 0) {
+        MutexLock lock(ipc_cache_mutex);
+        for (;;) {
+            auto it = ipc_cache.find(key);
+            if (it == ipc_cache.end()) break;
+            if (DevicePtrHandle hit = live_handle(it->second)) return hit;
+            // importing, or live but expired (being released: its deleter frees, then erases)
+            wait_for_cache_change(lock);
+        }
+        generation = claim_absent_key(key);
+        if (generation == 0) return fail<DevicePtrHandle>(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+
+    // The slow driver call runs with no lock held: other keys import concurrently.
+    CUresult r = CUDA_SUCCESS;
+    DevicePtrHandle handle;
+    {
+        ContextScopeGuard scope(context_for(stream, pool));
+        r = scope.status();
+        if (r == CUDA_SUCCESS) handle = import_claimed_in_context(pool, key.bytes, stream, generation, &r);
+    }
+    bool wake = false;
+    {
+        MutexLock lock(ipc_cache_mutex);
+        wake = publish_claim(key, generation, handle);
+    }
+    if (wake) ipc_cache_changed.notify_all();
+    if (!handle) set_last_error(r);
+    return handle;
+}
+
+// What the batch does with one key after its classification pass.
+enum class BatchStep : unsigned char {
+    done,     // out[i] / errors[i] final (a live hit, or a failed claim)
+    claimed,  // absent: this batch claimed it (generation) and imports it
+    wait,     // importing by another thread, or being released: resolved later, one at a time
+    alias,    // a duplicate of an earlier key this batch claimed (alias_of)
+};
+
+struct BatchItem {
+    CacheKey key{};
+    BatchStep step = BatchStep::done;
+    std::uint64_t generation = 0;
+    std::size_t alias_of = 0;
+};
+
+// Requires the lock; one pass over the batch: live -> out[i]; absent ->
+// claimed (a fresh generation; `claimants` records which item claimed each,
+// so a later duplicate becomes an alias and never waits for its own batch);
+// importing or expired -> wait. `claimants` must have capacity for every item
+// (no allocation here but the cache's own, which is caught).
+void classify_batch(BatchItem* items, std::size_t n, std::vector<std::size_t>& claimants, DevicePtrHandle* out,
+                    CUresult* errors) REQUIRES(ipc_cache_mutex) {
+    const std::uint64_t first_generation = ipc_cache_generation + 1;
+    try {
+        ipc_cache.reserve(ipc_cache.size() + n);  // at most one rehash for the batch
+    } catch (...) {
+        // each emplace below still tries (and reports its own failure)
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        BatchItem& item = items[i];
+        auto it = ipc_cache.find(item.key);
+        if (it == ipc_cache.end()) {
+            item.generation = claim_absent_key(item.key);
+            if (item.generation == 0) {
+                item.step = BatchStep::done;
+                errors[i] = CUDA_ERROR_OUT_OF_MEMORY;
+            } else {
+                item.step = BatchStep::claimed;
+                claimants.push_back(i);  // capacity reserved: never reallocates
+            }
+        } else if (it->second.state == EntryState::importing && it->second.generation >= first_generation) {
+            item.step = BatchStep::alias;
+            item.alias_of = claimants[it->second.generation - first_generation];
+        } else if (DevicePtrHandle hit = live_handle(it->second)) {
+            out[i] = std::move(hit);
+            item.step = BatchStep::done;
+        } else {
+            item.step = BatchStep::wait;
+        }
+    }
+}
+
 #if defined(CUDA_CORE_TESTING_BUILD)
+
+// Calls cuMemPoolImportPointer with the stream's context current. No lock may be held.
+CUresult import_pointer(const MemoryPoolHandle& pool, const IpcExportBytes& bytes, const StreamHandle& stream,
+                        CUdeviceptr* ptr_out) noexcept {
+    ContextScopeGuard scope(context_for(stream, pool));
+    if (scope.status() != CUDA_SUCCESS) return scope.status();
+    return import_pointer_in_context(pool, bytes, ptr_out);
+}
 
 // Deleter of imports made without the cache (testing build only): the free
 // is the whole release (no cache entry), reported as a plain free.
@@ -194,56 +358,108 @@ DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExpo
         return import_uncached(pool, bytes, stream);
     }
 #endif
-    // A live hit found without waiting is returned still attached: no GIL round trip.
-    if (DevicePtrHandle hit = find_live_import_without_waiting(pool, bytes)) return hit;
+    const CacheKey key = make_cache_key(pool->pool, bytes);
+    std::uint64_t generation = 0;
+    // A live hit found without waiting is returned still attached (no GIL round
+    // trip); an absent key is claimed in that same lock section.
+    if (DevicePtrHandle hit = find_or_claim_without_waiting(key, &generation)) return hit;
 
     GILReleaseGuard gil;  // before the lock: the lock is dropped before the GIL is re-taken
+    return import_detached(pool, key, stream, generation);
+}
 
-    const CacheKey key{pool->pool, bytes};
-    std::uint64_t generation = 0;
-    {
-        MutexLock lock(ipc_cache_mutex);
-        for (;;) {
-            auto it = ipc_cache.find(key);
-            if (it == ipc_cache.end()) break;
-            if (DevicePtrHandle hit = live_handle(it->second)) return hit;
-            // importing, or live but expired (being released: its deleter frees, then erases)
-            wait_for_cache_change(lock);
+// Owns nothing on return but what out[] holds; releases the GIL at most once
+// (not at all when every key hits with the lock free); requires no C++ lock held.
+void deviceptr_import_ipc_batch(const MemoryPoolHandle& pool, const IpcExportBytes* keys, std::size_t n,
+                                const StreamHandle& stream, DevicePtrHandle* out, CUresult* errors) noexcept {
+    if (n == 0 || keys == nullptr || out == nullptr || errors == nullptr) return;
+    for (std::size_t i = 0; i < n; ++i) {
+        out[i].reset();
+        errors[i] = CUDA_SUCCESS;
+    }
+    auto fail_all = [&](CUresult code) {
+        for (std::size_t i = 0; i < n; ++i) errors[i] = code;
+    };
+    if (CUresult r = require_driver(); r != CUDA_SUCCESS) {
+        take_last_error();  // reported per key, not as the thread's last error
+        return fail_all(r);
+    }
+    if (!pool || !stream) return fail_all(CUDA_ERROR_INVALID_VALUE);
+#if defined(CUDA_CORE_TESTING_BUILD)
+    if (testing_legacy_import_order() || testing_ipc_cache_disabled()) {
+        for (std::size_t i = 0; i < n; ++i) {  // the switches' own single path, key by key
+            out[i] = deviceptr_import_ipc(pool, keys[i], stream);
+            if (!out[i]) errors[i] = take_last_error();
         }
-        generation = ++ipc_cache_generation;
-        try {
-            ipc_cache.emplace(key, CacheEntry{EntryState::importing, generation, {}});
-        } catch (...) {
-            return fail<DevicePtrHandle>(CUDA_ERROR_OUT_OF_MEMORY);
-        }
+        return;
+    }
+#endif
+    std::vector<BatchItem> items;
+    std::vector<std::size_t> claimants;
+    try {
+        items.resize(n);
+        claimants.reserve(n);
+    } catch (...) {
+        return fail_all(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    for (std::size_t i = 0; i < n; ++i) items[i].key = make_cache_key(pool->pool, keys[i]);
+
+    // 1. Attached pass (try_lock: never waits). Every key a hit: done, no GIL round trip.
+    bool classified = false;
+    if (ipc_cache_mutex.try_lock()) {
+        classify_batch(items.data(), n, claimants, out, errors);
+        ipc_cache_mutex.unlock();
+        classified = true;
+        bool all_done = true;
+        for (const BatchItem& item : items) all_done = all_done && item.step == BatchStep::done;
+        if (all_done) return;
     }
 
-    // The slow driver call runs with no lock held: other keys import concurrently.
-    CUdeviceptr ptr = 0;
-    CUresult r = import_pointer(pool, bytes, stream, &ptr);
-    DevicePtrHandle handle;
-    if (r == CUDA_SUCCESS) {
-        handle = adopt_deviceptr(IpcImportBox::create_cached(ptr, pool, stream, bytes, generation), ptr, pool,
-                                 stream, &release_cached_import);
-        if (!handle) r = CUDA_ERROR_OUT_OF_MEMORY;  // the mapping was freed again (adopt_deviceptr or the deleter)
-    }
-    bool wake = false;
-    {
+    // 2. Detach once for the rest of the batch.
+    GILReleaseGuard gil;
+    if (!classified) {
         MutexLock lock(ipc_cache_mutex);
-        auto it = ipc_cache.find(key);
-        if (it != ipc_cache.end() && it->second.generation == generation) {
-            if (handle) {
-                it->second.state = EntryState::live;
-                it->second.live = handle;
-            } else {
-                ipc_cache.erase(it);
+        classify_batch(items.data(), n, claimants, out, errors);
+    }
+
+    // 3. This batch's claims, imported with no lock held under one context scope.
+    if (!claimants.empty()) {
+        ContextScopeGuard scope(context_for(stream, pool));
+        for (std::size_t i : claimants) {
+            if (scope.status() != CUDA_SUCCESS) {
+                errors[i] = scope.status();
+                continue;
             }
+            out[i] = import_claimed_in_context(pool, items[i].key.bytes, stream, items[i].generation, &errors[i]);
         }
-        wake = cache_has_waiters();
     }
-    if (wake) ipc_cache_changed.notify_all();
-    if (!handle) set_last_error(r);
-    return handle;
+
+    // 4. Publish every claim in one lock section, BEFORE this batch waits for
+    //    anything: batches with overlapping keys never wait on each other.
+    if (!claimants.empty()) {
+        bool wake = false;
+        {
+            MutexLock lock(ipc_cache_mutex);
+            for (std::size_t i : claimants) wake = publish_claim(items[i].key, items[i].generation, out[i]) || wake;
+        }
+        if (wake) ipc_cache_changed.notify_all();
+    }
+
+    // 5. Keys another thread is importing or releasing: one at a time, exactly
+    //    as a single import (waits with the lock released; nvbug 5570902 rule kept).
+    for (std::size_t i = 0; i < n; ++i) {
+        if (items[i].step != BatchStep::wait) continue;
+        out[i] = import_detached(pool, items[i].key, stream, 0);
+        if (!out[i]) errors[i] = take_last_error();
+    }
+
+    // 6. Duplicates of this batch's claims share the claim's result.
+    for (std::size_t i = 0; i < n; ++i) {
+        if (items[i].step != BatchStep::alias) continue;
+        out[i] = out[items[i].alias_of];
+        errors[i] = errors[items[i].alias_of];
+    }
+    // 7. The guard re-attaches here, with no lock held.
 }
 
 // Owns nothing; detaches from the GIL before taking the cache lock.

@@ -24,6 +24,22 @@ namespace cuda_core {
 DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
                                      const StreamHandle& stream) noexcept EXCLUDES(ipc_cache_mutex);
 
+// Imports keys[0..n) through the IPC import cache, in one pass: out[i]
+// receives the handle (duplicates in one batch share one), or stays empty
+// with errors[i] set (errors[i] is CUDA_SUCCESS where out[i] is set). The
+// cache rules per key are deviceptr_import_ipc's: live keys are hits, a key
+// being imported or released elsewhere is waited for (nvbug 5570902). Hits
+// found with the lock free return without releasing the GIL; otherwise the
+// GIL is released ONCE for the batch, the keys this batch claimed import
+// under one context scope with no lock held and are published in one lock
+// section before the batch waits for any other thread's key (so overlapping
+// batches cannot wait on each other). A failed key leaves nothing behind
+// (no entry, no mapping); the others are unaffected. `out` and `errors`
+// are caller-owned arrays of n. The thread's last error is left alone.
+void deviceptr_import_ipc_batch(const MemoryPoolHandle& pool, const IpcExportBytes* keys, std::size_t n,
+                                const StreamHandle& stream, DevicePtrHandle* out, CUresult* errors) noexcept
+    EXCLUDES(ipc_cache_mutex);
+
 // Number of entries (any state) in the IPC import cache, for tests.
 std::size_t ipc_cache_size() noexcept EXCLUDES(ipc_cache_mutex);
 

@@ -42,10 +42,23 @@ def test_every_mutex_is_the_annotated_one():
 
 def test_gil_release_guard_precedes_the_lock_in_deviceptr_import_ipc():
     text = re.sub(r"//.*", "", (CPP / "ipc_import.cpp").read_text())
-    body = text[text.index("DevicePtrHandle deviceptr_import_ipc("):]
-    body = body[: body.index("\n}\n")]
-    # at the function's top level (4 spaces), not the testing build's nested uncached path
-    assert body.index("\n    GILReleaseGuard gil;") < body.index("MutexLock lock(ipc_cache_mutex)")
+
+    def body_of(signature):
+        body = text[text.index(signature):]
+        return body[: body.index("\n}\n")]
+
+    # single import: the guard (at the function's top level, 4 spaces, not the
+    # testing build's nested uncached path) precedes the call that takes the lock,
+    # and that function requires being detached (the compiler checks every call)
+    single = body_of("DevicePtrHandle deviceptr_import_ipc(")
+    assert single.index("\n    GILReleaseGuard gil;") < single.index("import_detached(")
+    assert "MutexLock" not in single
+    detached = body_of("DevicePtrHandle import_detached(")
+    assert "REQUIRES(gil_detached)" in detached[: detached.index("{")]
+    # batch import: one guard, before every blocking lock
+    batch = body_of("void deviceptr_import_ipc_batch(")
+    assert batch.count("\n    GILReleaseGuard gil;") == 1
+    assert batch.index("\n    GILReleaseGuard gil;") < batch.index("MutexLock lock(ipc_cache_mutex)")
 
 
 def test_the_cache_mutex_is_documented_beside_its_declaration_and_in_design():

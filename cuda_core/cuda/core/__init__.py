@@ -31,7 +31,7 @@ from cuda.core._memory import (  # noqa: E402
 from cuda.core._module import Kernel, ObjectCode  # noqa: E402
 from cuda.core._program import Program, ProgramOptions  # noqa: E402
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions  # noqa: E402
-from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning  # noqa: E402
+from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError  # noqa: E402
 
 from cuda.core import system  # noqa: E402  (a module, as upstream's)
 
@@ -52,6 +52,7 @@ __all__ = [
     "IPCEventDescriptor",
     "Kernel",
     "LaunchConfig",
+    "IPCImportError",
     "LEGACY_DEFAULT_STREAM",
     "LegacyPinnedMemoryResource",
     "ManagedMemoryResource",

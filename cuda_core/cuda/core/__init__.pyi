@@ -21,7 +21,7 @@ from cuda.core._memory import (
 from cuda.core._module import Kernel, ObjectCode
 from cuda.core._program import Program, ProgramOptions
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions
-from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning
+from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError
 
 __version__: str
 __ipcsafe_version__: str
@@ -41,6 +41,7 @@ __all__ = [
     "IPCEventDescriptor",
     "Kernel",
     "LaunchConfig",
+    "IPCImportError",
     "LEGACY_DEFAULT_STREAM",
     "LegacyPinnedMemoryResource",
     "ManagedMemoryResource",

@@ -221,6 +221,10 @@ cdef DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle& pool, size_
 cdef DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, size_t size) noexcept nogil
 cdef DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExportBytes& data,
                                           const StreamHandle& stream) noexcept nogil
+# Imports keys[0..n) in one call: out[i] or errors[i] per key (cpp/ipc_import.hpp).
+cdef void deviceptr_import_ipc_batch(const MemoryPoolHandle& pool, const IpcExportBytes* keys, size_t n,
+                                     const StreamHandle& stream, DevicePtrHandle* out,
+                                     CUresult* errors) noexcept nogil
 cdef uint64_t ipc_export_checksum(const IpcExportBytes& data) noexcept nogil
 cdef uint64_t ipc_size_checksum(uint64_t export_checksum, uint64_t size) noexcept nogil
 cdef void ipc_descriptor_payload(const IpcExportBytes& data, uint64_t size, IpcDescriptorPayload* out) noexcept nogil

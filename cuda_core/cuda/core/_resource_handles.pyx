@@ -62,6 +62,8 @@ cdef extern from "resource_handles.hpp" nogil:
     DevicePtrHandle cpp_borrow_deviceptr_handle "cuda_core::borrow_deviceptr_handle"(CUdeviceptr, size_t)
     DevicePtrHandle cpp_deviceptr_import_ipc "cuda_core::deviceptr_import_ipc"(
         const MemoryPoolHandle&, const IpcExportBytes&, const StreamHandle&)
+    void cpp_deviceptr_import_ipc_batch "cuda_core::deviceptr_import_ipc_batch"(
+        const MemoryPoolHandle&, const IpcExportBytes*, size_t, const StreamHandle&, DevicePtrHandle*, CUresult*)
     uint64_t cpp_ipc_export_checksum "cuda_core::ipc_export_checksum"(const IpcExportBytes&)
     uint64_t cpp_ipc_size_checksum "cuda_core::ipc_size_checksum"(uint64_t, uint64_t)
     void cpp_ipc_descriptor_payload "cuda_core::ipc_descriptor_payload"(
@@ -162,6 +164,13 @@ cdef DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const Ip
     # Entered holding the GIL: the C++ side releases it itself (a scoped guard
     # declared before the cache lock) unless a live cache hit is returned.
     return cpp_deviceptr_import_ipc(pool, data, stream)
+
+cdef void deviceptr_import_ipc_batch(const MemoryPoolHandle& pool, const IpcExportBytes* keys, size_t n,
+                                     const StreamHandle& stream, DevicePtrHandle* out,
+                                     CUresult* errors) noexcept nogil:
+    # Entered holding the GIL: the C++ side releases it once for the batch
+    # (unless every key is a live hit found without waiting).
+    cpp_deviceptr_import_ipc_batch(pool, keys, n, stream, out, errors)
 
 cdef uint64_t ipc_export_checksum(const IpcExportBytes& data) noexcept nogil:
     return cpp_ipc_export_checksum(data)

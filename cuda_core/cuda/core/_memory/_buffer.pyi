@@ -40,6 +40,10 @@ class Buffer:
     @classmethod
     def from_ipc_descriptor(cls, mr: Union[DeviceMemoryResource, PinnedMemoryResource],
                             ipc_descriptor: IPCBufferDescriptor, *, stream: StreamLike) -> Buffer: ...
+    @classmethod
+    def from_ipc_descriptors(cls, mr: Union[DeviceMemoryResource, PinnedMemoryResource],
+                             ipc_descriptors: Iterable[IPCBufferDescriptor], *, stream: StreamLike,
+                             return_exceptions: bool = ...) -> list[Union[Buffer, Exception]]: ...
     @property
     def handle(self) -> int: ...
     @property

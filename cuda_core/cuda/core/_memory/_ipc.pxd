@@ -23,6 +23,7 @@ cdef class IPCAllocationHandle:
 # Buffer IPC: export, import (the one call of deviceptr_import_ipc), pickling.
 cdef IPCBufferDescriptor Buffer_get_ipc_descriptor(Buffer b)
 cdef Buffer Buffer_from_ipc_descriptor(object mr, object ipc_descriptor, object stream)
+cdef list Buffer_from_ipc_descriptors(object mr, object ipc_descriptors, object stream, bint return_exceptions)
 cdef tuple Buffer_reduce_args(Buffer b)
 
 # Pool IPC and the per-process registry of resources by uuid.

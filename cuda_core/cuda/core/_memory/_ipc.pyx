@@ -14,16 +14,19 @@ import weakref
 
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
+from libcpp.vector cimport vector
 
 from cuda.core._memory._buffer cimport Buffer
 from cuda.core._memory._memory_pool cimport _MemPool, MP_grant_every_device_access
 from cuda.core._resource_handles cimport (
-    DevicePtrHandle, IpcDescriptorCheck, IpcDescriptorPayload, IpcExportBytes, MemoryPoolHandle, StreamHandle, check,
-    deviceptr_export_ipc, deviceptr_import_ipc, deviceptr_size, ipc_descriptor_check, ipc_descriptor_payload,
-    ipc_export_checksum, ipc_size_checksum, memory_pool_export_fd, memory_pool_import_ipc, not_instantiable,
-    primary_context, raise_last_error, size_arg,
+    CUresult, DevicePtrHandle, IpcDescriptorCheck, IpcDescriptorPayload, IpcExportBytes, MemoryPoolHandle,
+    StreamHandle, check, deviceptr_export_ipc, deviceptr_import_ipc, deviceptr_import_ipc_batch, deviceptr_size,
+    ipc_descriptor_check, ipc_descriptor_payload, ipc_export_checksum, ipc_size_checksum, memory_pool_export_fd,
+    memory_pool_import_ipc, not_instantiable, primary_context, raise_driver_error, raise_last_error, size_arg,
 )
 from cuda.core._stream cimport Stream, as_stream
+
+from cuda.core._utils.cuda_utils import IPCImportError
 
 __all__ = ["IPCAllocationHandle", "IPCBufferDescriptor"]
 
@@ -368,6 +371,18 @@ cdef tuple Buffer_reduce_args(Buffer b):
     return (mr, b.ipc_descriptor)
 
 
+cdef _MemPool _import_target(object mr):
+    """`mr` as the open, IPC-enabled pool that imports go through."""
+    if not isinstance(mr, _MemPool) or not (<_MemPool>mr)._ipc_capable:
+        raise TypeError(f"IPC buffers must be imported with a DeviceMemoryResource or PinnedMemoryResource, "
+                        f"not {type(mr).__name__}")
+    cdef _MemPool pool_mr = <_MemPool>mr
+    pool_mr._check_open()
+    if not pool_mr._ipc:
+        raise RuntimeError("Memory resource is not IPC-enabled")
+    return pool_mr
+
+
 cdef Buffer Buffer_from_ipc_descriptor(object mr, object ipc_descriptor, object stream):
     """Map an allocation another process exported (its descriptor) through `mr`,
     that process's pool imported here."""
@@ -409,6 +424,90 @@ cdef Buffer Buffer_from_ipc_descriptor(object mr, object ipc_descriptor, object 
     cdef Buffer b = Buffer._wrap(h, desc._size, mr)
     b._ipc_desc = desc   # an imported buffer can be handed on (the driver cannot re-export it)
     return b
+
+
+cdef object _driver_error(CUresult code):
+    """The CUDAError raise_driver_error (the one conversion) raises for `code`."""
+    try:
+        raise_driver_error(code)
+    except Exception as exc:
+        return exc
+    return RuntimeError("cuda.core internal error: a failed import without an error code")
+
+
+cdef list Buffer_from_ipc_descriptors(object mr, object ipc_descriptors, object stream, bint return_exceptions):
+    """Map many allocations another process exported, through `mr`, in one call
+    of deviceptr_import_ipc_batch (one GIL release, one cache pass)."""
+    cdef _MemPool pool_mr
+    cdef IPCBufferDescriptor desc
+    cdef Stream s
+    cdef MemoryPoolHandle pool
+    cdef StreamHandle sh
+    cdef vector[IpcExportBytes] keys
+    cdef vector[DevicePtrHandle] handles
+    cdef vector[CUresult] errors
+    cdef vector[char] size_is_exporters
+    cdef size_t i, n, mapped
+    cdef Buffer b
+    if isinstance(ipc_descriptors, IPCBufferDescriptor):
+        raise TypeError("ipc_descriptors must be an iterable of IPCBufferDescriptor; "
+                        "import a single descriptor with Buffer.from_ipc_descriptor")
+    pool_mr = _import_target(mr)
+    try:
+        descs = list(ipc_descriptors)
+    except TypeError:
+        raise TypeError(f"ipc_descriptors must be an iterable of IPCBufferDescriptor, "
+                        f"not {type(ipc_descriptors).__name__}") from None
+    s = as_stream(stream)
+    n = len(descs)
+    keys.resize(n)
+    size_is_exporters.resize(n)
+    # Every descriptor is checked before anything is imported.
+    for i in range(n):
+        d = descs[i]
+        if not isinstance(d, IPCBufferDescriptor):
+            raise TypeError(f"ipc_descriptors[{i}] has incorrect type (expected IPCBufferDescriptor, "
+                            f"got {type(d).__name__})")
+        desc = <IPCBufferDescriptor>d
+        try:
+            size_is_exporters[i] = desc._check(&keys[i])
+        except ValueError as exc:
+            raise ValueError(f"ipc_descriptors[{i}]: {exc}") from None
+    if n == 0:
+        return []
+    handles.resize(n)
+    errors.resize(n)
+    # Local copies: another thread may close the resource or the stream while
+    # this one imports without the GIL.
+    pool = pool_mr._pool
+    sh = s._h
+    deviceptr_import_ipc_batch(pool, keys.data(), n, sh, handles.data(), errors.data())
+    results = [None] * n
+    failed = []
+    for i in range(n):
+        if not handles[i]:
+            exc = _driver_error(errors[i])
+        else:
+            desc = <IPCBufferDescriptor>descs[i]
+            # A size the exporter did not write is checked against the mapping.
+            mapped = 0 if size_is_exporters[i] else deviceptr_size(handles[i])
+            if not (mapped and desc._size > mapped):
+                continue
+            handles[i].reset()
+            exc = ValueError(f"IPC buffer descriptor size {desc._size} exceeds mapped allocation extent {mapped}")
+        exc.index = i
+        results[i] = exc
+        failed.append(exc)
+    if failed and not return_exceptions:
+        handles.clear()   # every import of this call released (a key others hold stays theirs)
+        raise IPCImportError(f"{len(failed)} of {n} IPC imports failed", failed)
+    for i in range(n):
+        if handles[i]:
+            desc = <IPCBufferDescriptor>descs[i]
+            b = Buffer._wrap(handles[i], desc._size, mr)
+            b._ipc_desc = desc
+            results[i] = b
+    return results
 
 
 # ---------------------------------------------------------------- multiprocessing

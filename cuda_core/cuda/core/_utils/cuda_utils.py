@@ -6,6 +6,7 @@ this package's objects works in one process; cuda-bindings stays optional:
 without it this module imports, and using ``driver`` raises a clear
 :class:`ImportError`.
 """
+import sys
 from collections import namedtuple
 
 try:
@@ -13,7 +14,7 @@ try:
 except ImportError:   # cuda-bindings is optional
     driver = None
 
-__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "NVRTCError", "driver", "handle_return"]
+__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "IPCImportError", "NVRTCError", "driver", "handle_return"]
 
 
 class CUDAError(Exception):
@@ -30,6 +31,60 @@ class NVRTCError(CUDAError):
     """NVRTC (the runtime compiler) failed, or could not be loaded. The message
     holds the nvrtcResult name and, for a failed compile, NVRTC's log; ``code``
     holds the nvrtcResult number (``None`` when NVRTC could not be loaded)."""
+
+
+_IPC_IMPORT_ERROR_DOC = """Some imports of one ``Buffer.from_ipc_descriptors`` call failed.
+
+    ``exceptions`` holds one exception per failed descriptor, in input order:
+    the exception ``Buffer.from_ipc_descriptor`` would have raised for it
+    (:class:`CUDAError` for a driver failure, :class:`ValueError` for a size
+    the mapping does not cover), with ``index`` set to the descriptor's
+    position in the input. ``errors`` maps each failed index to its
+    exception. Before this is raised, every Buffer the call had imported is
+    closed again, so nothing of the call stays mapped.
+
+    On Python >= 3.11 it is an :class:`ExceptionGroup` (``except*`` matches
+    the exceptions inside it). Python 3.9 and 3.10 have no ExceptionGroup:
+    there it is an :class:`Exception` with the same ``message``,
+    ``exceptions`` and ``errors`` (this package does not depend on the
+    ``exceptiongroup`` backport)."""
+
+
+if sys.version_info >= (3, 11):
+    class IPCImportError(ExceptionGroup):  # noqa: F821 (builtin from 3.11)
+        __doc__ = _IPC_IMPORT_ERROR_DOC
+
+        def __new__(cls, message, exceptions):
+            return super().__new__(cls, message, list(exceptions))
+
+        def derive(self, excs):
+            """The same kind of group over `excs` (what split/subgroup and except* build)."""
+            return IPCImportError(self.message, excs)
+
+        @property
+        def errors(self):
+            """{input index: exception} of the failed descriptors."""
+            return {getattr(e, "index", None): e for e in self.exceptions}
+else:
+    class IPCImportError(Exception):
+        __doc__ = _IPC_IMPORT_ERROR_DOC
+
+        def __init__(self, message, exceptions):
+            exceptions = tuple(exceptions)
+            if not exceptions:
+                raise ValueError("second argument (exceptions) must be a non-empty sequence")
+            super().__init__(message, exceptions)
+            self.message = message
+            self.exceptions = exceptions
+
+        def __str__(self):
+            n = len(self.exceptions)
+            return f"{self.message} ({n} sub-exception{'s' if n > 1 else ''})"
+
+        @property
+        def errors(self):
+            """{input index: exception} of the failed descriptors."""
+            return {getattr(e, "index", None): e for e in self.exceptions}
 
 
 class CUDAWarning(RuntimeWarning):

@@ -1,8 +1,9 @@
 """Type stubs for cuda.core._utils.cuda_utils."""
 from types import ModuleType
-from typing import Any, NamedTuple, Optional, Tuple
+import sys
+from typing import Any, Dict, Iterable, NamedTuple, Optional, Tuple
 
-__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "NVRTCError", "driver", "handle_return"]
+__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "IPCImportError", "NVRTCError", "driver", "handle_return"]
 
 driver: ModuleType
 
@@ -16,6 +17,21 @@ class NVRTCError(CUDAError): ...
 
 
 class CUDAWarning(RuntimeWarning): ...
+
+
+if sys.version_info >= (3, 11):
+    class IPCImportError(ExceptionGroup[Exception]):
+        def __new__(cls, message: str, exceptions: Iterable[Exception]) -> "IPCImportError": ...
+        def derive(self, excs: Iterable[Exception]) -> "IPCImportError": ...
+        @property
+        def errors(self) -> Dict[int, Exception]: ...
+else:
+    class IPCImportError(Exception):
+        message: str
+        exceptions: Tuple[Exception, ...]
+        def __init__(self, message: str, exceptions: Iterable[Exception]) -> None: ...
+        @property
+        def errors(self) -> Dict[int, Exception]: ...
 
 
 class ComputeCapability(NamedTuple):
