@@ -15,7 +15,7 @@ if [[ ! -x build/venv/bin/python ]]; then
 fi
 PY="$ROOT/build/venv/bin/python"
 "$PY" -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel >/dev/null
-"$PY" -m pip install -q --disable-pip-version-check "Cython>=3.0" "pytest>=7" pytest-timeout numpy
+"$PY" -m pip install -q --disable-pip-version-check "Cython>=3.0" "pytest>=7" pytest-timeout numpy "hypothesis>=6.100"
 echo "== building and installing cuda-core-ipcsafe into build/venv"
 "$PY" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps --force-reinstall . \
     > build/pip-install.log 2>&1 || { tail -40 build/pip-install.log; exit 1; }

@@ -217,9 +217,13 @@ cdef object _as_uuid(object uuid):
 
 cdef object MP_register(_MemPool mr, object uuid):
     """Atomic get-or-create: the first (still open) resource registered under
-    `uuid` wins and is returned."""
+    `uuid` wins and is returned, to every caller (DESIGN.md, "The registry").
+    A resource closed meanwhile by another thread is refused under the lock
+    (close() marks the resource closed before it leaves the registry)."""
     uuid = _as_uuid(uuid)
     with _registry_lock:
+        if mr.is_closed:
+            raise RuntimeError(f"{type(mr).__name__} has been closed")
         existing = _registry.get(uuid)
         if existing is not None and not (<_MemPool>existing).is_closed:
             return existing
