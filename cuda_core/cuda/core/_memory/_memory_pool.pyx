@@ -135,7 +135,7 @@ cdef class _MemPool(MemoryResource):
         # either lands before MP_forget (and is undone) or sees is_closed under the lock.
         self._pool.reset()
         if pool:
-            MP_forget(self)
+            MP_forget(self, pool)
         pool.reset()
         if self._alloc_handle is not None:
             self._alloc_handle.close()
