@@ -164,4 +164,7 @@ def test_the_switch_code_exists_only_in_the_testing_build():
             if re.search(r"CUDA_CORE_TESTING_\w+|legacy_import_mutex|import_with_legacy_order", code):
                 assert inside, f"{path.name}:{n}: testing-only code outside #if defined(CUDA_CORE_TESTING_BUILD)"
     driver = (CPP / "driver.cpp").read_text()
-    assert re.findall(r'getenv\("(\w+)"\)', driver) == ["CUDA_CORE_DRIVER_LIBRARY"]
+    # the only variable: std::getenv(kDriverVariable), kDriverVariable = "CUDA_CORE_DRIVER_LIBRARY"
+    read = re.findall(r'getenv\(\s*("?\w+"?)\s*\)', driver)
+    assert read == ["kDriverVariable"], read
+    assert re.search(r'const char\* const kDriverVariable\s*=\s*"CUDA_CORE_DRIVER_LIBRARY"', driver)

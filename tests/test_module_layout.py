@@ -23,6 +23,9 @@ UPSTREAM_MODULES = {
     "DeviceMemoryResourceOptions": "cuda.core._memory._device_memory_resource",
     "PinnedMemoryResource": "cuda.core._memory._pinned_memory_resource",
     "PinnedMemoryResourceOptions": "cuda.core._memory._pinned_memory_resource",
+    "ManagedMemoryResource": "cuda.core._memory._managed_memory_resource",
+    "ManagedMemoryResourceOptions": "cuda.core._memory._managed_memory_resource",
+    "LegacyPinnedMemoryResource": "cuda.core._memory._legacy",
     "IPCBufferDescriptor": "cuda.core._memory._ipc",
     "IPCAllocationHandle": "cuda.core._memory._ipc",
     "Stream": "cuda.core._stream",
@@ -55,6 +58,9 @@ def test_upstream_internal_names_exist():
     from cuda.core._utils.cuda_utils import CUDAError, handle_return  # noqa: F401
 
     assert hasattr(_device, "_tls") and callable(_stream.Stream_accept)
+    from cuda.core import Device  # noqa: F401  (Device.get_all_devices is a staticmethod, as upstream)
+
+    assert isinstance(Device.__dict__["get_all_devices"], staticmethod)
     assert _stream.default_stream() in (_stream.LEGACY_DEFAULT_STREAM, _stream.PER_THREAD_DEFAULT_STREAM)
 
 
@@ -91,9 +97,11 @@ def test_pickles_name_upstreams_paths(device, ipc_mr, stream):
     buf = ipc_mr.allocate(64, stream=stream)
     names = _globals_in(pickle.dumps(buf))
     assert ("cuda.core._memory._buffer", "Buffer._reduce_helper") in names
-    assert ("cuda.core._memory._device_memory_resource", "DeviceMemoryResource") in names
+    assert ("cuda.core._memory._device_memory_resource", "DeviceMemoryResource.from_registry") in names
     assert ("cuda.core._memory._ipc", "IPCBufferDescriptor") in names   # IPCBufferDescriptor._init, a classmethod
-    assert "from_registry" in str(pickle.dumps(ipc_mr))
+    # a staticmethod, as upstream's: pickled by its qualified name
+    assert ("cuda.core._memory._device_memory_resource", "DeviceMemoryResource.from_registry") in \
+        _globals_in(pickle.dumps(ipc_mr))
     assert ("cuda.core._device", "Device") in _globals_in(pickle.dumps(device))
     ev = device.create_event({"ipc_enabled": True})
     assert ("cuda.core._event", "Event") in _globals_in(pickle.dumps(ev))
@@ -143,3 +151,41 @@ def test_ipc_cache_is_one_per_process_across_modules(device, ipc_mr, stream):
 
 def test_ours_is_what_runs():
     assert IS_OURS or pytest.skip("upstream cuda.core: nothing of ours to check")
+
+
+def test_per_thread_device_cache_resets_like_upstreams_conftest(device):
+    """Upstream's test suites iterate and reset cuda.core._device._tls.devices."""
+    from cuda.core import Device, _device
+
+    assert all(isinstance(d, Device) for d in _device._tls.devices)
+    assert device in _device._tls.devices
+    assert sum(d._memory_resource is not None for d in getattr(_device._tls, "devices", ())) >= 0
+    with _device._tls_lock:
+        del _device._tls.devices
+    fresh = Device(device.device_id)
+    assert fresh is not device and fresh == device and fresh is Device(device.device_id)
+    assert Device.get_all_devices()[device.device_id] is fresh
+
+
+def test_memory_properties_upstreams_conftest_reads(device):
+    """Upstream's conftest skips pinned / managed rows by these DeviceProperties names."""
+    p = device.properties
+    for name in ("memory_pools_supported", "host_memory_pools_supported", "host_numa_memory_pools_supported",
+                 "concurrent_managed_access", "managed_memory", "handle_type_posix_file_descriptor_supported",
+                 "ipc_event_supported", "virtual_memory_management_supported", "can_map_host_memory"):
+        assert isinstance(getattr(p, name), bool), name
+
+
+def test_event_flags_and_descriptor_pickle_use_upstreams_names(device, stream):
+    """Upstream 1.2.2: Event.is_timing_enabled / is_blocking_sync, and an IPC event
+    descriptor pickles as IPCEventDescriptor._init(reserved, is_blocking_sync)."""
+    from cuda.core import EventOptions
+
+    e = stream.record(options=EventOptions(timing_enabled=True, blocking_sync=True))
+    assert e.is_timing_enabled and e.is_blocking_sync
+    for blocking in (True, False):
+        ipc = device.create_event(EventOptions(ipc_enabled=True, blocking_sync=blocking))
+        assert not ipc.is_timing_enabled and ipc.is_blocking_sync == blocking
+        func, args = ipc.ipc_descriptor.__reduce__()
+        assert func.__name__ == "_init" and len(args[0]) == 64 and args[1] is blocking
+        ipc.close()

@@ -16,6 +16,10 @@ from cuda.core._resource_handles cimport (
     CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES,
     CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
     CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+    CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY,
+    CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
+    CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED, CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED,
+    CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED, CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED,
     ContextHandle, CUcontext, CUdevice, CUresult, CUuuid, check, cu_device, current_device_ordinal,
     device_attribute, device_count, driver, not_instantiable, primary_context, primary_context_of,
     require_driver,
@@ -106,6 +110,38 @@ class DeviceProperties:
     @property
     def gpu_direct_rdma_supported(self):
         return bool(self._get(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED))
+
+    @property
+    def can_map_host_memory(self):
+        return bool(self._get(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY))
+
+    @property
+    def managed_memory(self):
+        return bool(self._get(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY))
+
+    @property
+    def pageable_memory_access(self):
+        return bool(self._get(CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS))
+
+    @property
+    def virtual_memory_management_supported(self):
+        return bool(self._get(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED))
+
+    @property
+    def ipc_event_supported(self):
+        return bool(self._get(CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED))
+
+    @property
+    def host_numa_memory_pools_supported(self):
+        return bool(self._get(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED))
+
+    @property
+    def host_numa_multinode_ipc_supported(self):
+        return bool(self._get(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED))
+
+    @property
+    def host_memory_pools_supported(self):
+        return bool(self._get(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED))
 
     @property
     def compute_capability_major(self):

@@ -3,7 +3,7 @@ from cuda.core._resource_handles cimport CUevent, EventHandle
 
 cdef class IPCEventDescriptor:
     cdef bytes _reserved
-    cdef bint _busy_waited
+    cdef bint _blocking_sync
 
 
 cdef class Event:

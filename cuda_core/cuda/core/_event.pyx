@@ -29,7 +29,9 @@ cdef class IPCEventDescriptor:
         raise RuntimeError(not_instantiable("IPCEventDescriptor", "Event.ipc_descriptor"))
 
     @classmethod
-    def _init(cls, reserved, busy_waited=False):
+    def _init(cls, reserved, is_blocking_sync=False):
+        """(Unpickling) the event's 64 IPC bytes and whether it was created with
+        blocking sync (upstream 1.2.2's arguments)."""
         cdef IPCEventDescriptor d = IPCEventDescriptor.__new__(IPCEventDescriptor)
         if not isinstance(reserved, (bytes, bytearray, memoryview)):
             raise TypeError(f"IPC event descriptor payload must be bytes, not {type(reserved).__name__}")
@@ -37,11 +39,11 @@ cdef class IPCEventDescriptor:
         if len(reserved) != 64:
             raise ValueError(f"IPC event descriptor payload is {len(reserved)} bytes; expected 64")
         d._reserved = reserved
-        d._busy_waited = bool(busy_waited)
+        d._blocking_sync = bool(is_blocking_sync)
         return d
 
     def __reduce__(self):
-        return IPCEventDescriptor._init, (self._reserved, self._busy_waited)
+        return IPCEventDescriptor._init, (self._reserved, self._blocking_sync)
 
     def __eq__(self, other):
         return isinstance(other, IPCEventDescriptor) and (<IPCEventDescriptor>other)._reserved == self._reserved
@@ -134,6 +136,16 @@ cdef class Event:
         return not bool(self._h.get().flags & CU_EVENT_BLOCKING_SYNC)
 
     @property
+    def is_timing_enabled(self):
+        """True when the event records timestamps (upstream 1.2.2's name)."""
+        return not self.is_timing_disabled
+
+    @property
+    def is_blocking_sync(self):
+        """True when sync() blocks the thread instead of spinning (upstream 1.2.2's name)."""
+        return not self.is_sync_busy_waited
+
+    @property
     def is_ipc_enabled(self):
         self._raw()
         return bool(self._h.get().flags & CU_EVENT_INTERPROCESS)
@@ -162,7 +174,7 @@ cdef class Event:
             raise RuntimeError("Event is not IPC-enabled")
         if self._ipc_desc is None:
             check(event_export_ipc(self._h, &handle))
-            self._ipc_desc = IPCEventDescriptor._init((<char*>handle.reserved)[:64], self.is_sync_busy_waited)
+            self._ipc_desc = IPCEventDescriptor._init((<char*>handle.reserved)[:64], self.is_blocking_sync)
         return self._ipc_desc
 
     def close(self):

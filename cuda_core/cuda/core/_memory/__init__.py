@@ -5,6 +5,10 @@ from cuda.core._memory._device_memory_resource import *  # noqa: F403
 from cuda.core._memory._device_memory_resource import __all__ as _device_memory_resource_all
 from cuda.core._memory._ipc import *  # noqa: F403
 from cuda.core._memory._ipc import __all__ as _ipc_all
+from cuda.core._memory._legacy import *  # noqa: F403
+from cuda.core._memory._legacy import __all__ as _legacy_all
+from cuda.core._memory._managed_memory_resource import *  # noqa: F403
+from cuda.core._memory._managed_memory_resource import __all__ as _managed_memory_resource_all
 from cuda.core._memory._pinned_memory_resource import *  # noqa: F403
 from cuda.core._memory._pinned_memory_resource import __all__ as _pinned_memory_resource_all
 
@@ -12,5 +16,7 @@ __all__ = [
     *_buffer_all,
     *_device_memory_resource_all,
     *_ipc_all,
+    *_legacy_all,
+    *_managed_memory_resource_all,
     *_pinned_memory_resource_all,
 ]

@@ -28,7 +28,15 @@ class MemoryResource:
 
 class Buffer:
     @classmethod
-    def from_handle(cls, ptr: int, size: int, mr: Optional[MemoryResource] = ..., owner: Any = ..., *,
+    def _init(cls, ptr: int, size: int, mr: Optional[MemoryResource] = ..., ipc_descriptor: Any = ...,
+              owner: Any = ..., *, stream: Optional[StreamLike] = ...) -> Buffer: ...
+    @staticmethod
+    def _reduce_helper(mr: Union[DeviceMemoryResource, PinnedMemoryResource],
+                       ipc_descriptor: IPCBufferDescriptor) -> Buffer: ...
+    @property
+    def is_managed(self) -> bool: ...
+    @staticmethod
+    def from_handle(ptr: int, size: int, mr: Optional[MemoryResource] = ..., owner: Any = ..., *,
                     stream: Optional[StreamLike] = ...) -> Buffer: ...
     @classmethod
     def from_ipc_descriptor(cls, mr: Union[DeviceMemoryResource, PinnedMemoryResource],

@@ -63,7 +63,13 @@ cdef class Buffer:
         return b
 
     @classmethod
-    def from_handle(cls, ptr, size, mr=None, owner=None, *, stream=None):
+    def _init(cls, ptr, size, mr=None, ipc_descriptor=None, owner=None, *, stream=None):
+        """A Buffer over `ptr` (upstream's internal constructor): with `mr`, closing
+        it calls ``mr.deallocate``; with `owner`, the owner is only kept alive."""
+        return Buffer.from_handle(ptr, size, mr, owner, stream=stream)
+
+    @staticmethod
+    def from_handle(ptr, size, mr=None, owner=None, *, stream=None):
         """View memory at `ptr`: closing it calls ``mr.deallocate`` if `mr` is given,
         else just drops `owner`; the memory is never freed by the Buffer itself."""
         cdef Buffer b
@@ -133,6 +139,11 @@ cdef class Buffer:
     @property
     def is_host_accessible(self):
         return False if self._mr is None else self._mr.is_host_accessible
+
+    @property
+    def is_managed(self):
+        """True when the memory is CUDA managed (unified) memory."""
+        return False if self._mr is None else bool(self._mr.is_managed)
 
     @property
     def is_mapped(self):

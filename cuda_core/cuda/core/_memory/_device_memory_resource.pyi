@@ -8,6 +8,7 @@ from typing import Any, Iterable, NamedTuple, Optional, Protocol, Sequence, Tupl
 from cuda.core._device import Device
 from cuda.core._memory._ipc import IPCAllocationHandle
 from cuda.core._memory._memory_pool import _MemPool
+from cuda.core._stream import UUIDLike
 
 __all__ = ['DeviceMemoryResource', 'DeviceMemoryResourceOptions']
 
@@ -19,6 +20,8 @@ class DeviceMemoryResourceOptions:
 
 
 class DeviceMemoryResource(_MemPool):
+    @staticmethod
+    def from_registry(uuid: UUIDLike) -> DeviceMemoryResource: ...
     def __init__(self, device_id: Union[Device, int],
                  options: Union[DeviceMemoryResourceOptions, dict, None] = ...) -> None: ...
     @classmethod

@@ -5,7 +5,7 @@
 import multiprocessing.reduction
 from dataclasses import dataclass
 
-from cuda.core._memory._ipc cimport MP_from_allocation_handle
+from cuda.core._memory._ipc cimport MP_from_allocation_handle, MP_from_registry
 from cuda.core._memory._memory_pool cimport MP_init_create_pool, MP_set_device_access, _MemPool
 from cuda.core._resource_handles cimport (
     CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE,
@@ -54,6 +54,12 @@ cdef class DeviceMemoryResource(_MemPool):
             # the pool has been exported once (seen on driver 580, 2026-12-02):
             # export it now, as every IPC pool is meant to be shared.
             self.allocation_handle
+
+    @staticmethod
+    def from_registry(uuid):
+        """The open DeviceMemoryResource registered under `uuid` in this process (RuntimeError
+        "Memory resource <uuid> was not found" otherwise)."""
+        return MP_from_registry(DeviceMemoryResource, uuid)
 
     @classmethod
     def from_allocation_handle(cls, device_id, alloc_handle):

@@ -8,7 +8,7 @@ from libc.stdint cimport uintptr_t
 from libc.string cimport memset
 
 from cuda.core._memory._buffer cimport Buffer, MemoryResource
-from cuda.core._memory._ipc cimport MP_export_mempool, MP_forget, MP_from_registry, MP_register
+from cuda.core._memory._ipc cimport MP_export_mempool, MP_forget, MP_register
 from cuda.core._resource_handles cimport (
     CU_MEM_ACCESS_FLAGS_PROT_NONE, CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_HANDLE_TYPE_NONE,
     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, CU_MEM_LOCATION_TYPE_DEVICE,
@@ -121,11 +121,6 @@ cdef class _MemPool(MemoryResource):
         """Register under `uuid` (get-or-create: returns the resource registered first)."""
         self._check_open()
         return MP_register(self, uuid)
-
-    @classmethod
-    def from_registry(cls, uuid):
-        """The open resource of this type registered under `uuid` in this process."""
-        return MP_from_registry(cls, uuid)
 
     def close(self):
         """Drop the pool (destroyed once its last allocation is freed, if owned). Idempotent.

@@ -7,6 +7,7 @@ from typing import Any, Iterable, NamedTuple, Optional, Protocol, Sequence, Tupl
 
 from cuda.core._memory._ipc import IPCAllocationHandle
 from cuda.core._memory._memory_pool import _MemPool
+from cuda.core._stream import UUIDLike
 
 __all__ = ['PinnedMemoryResource', 'PinnedMemoryResourceOptions']
 
@@ -19,6 +20,8 @@ class PinnedMemoryResourceOptions:
 
 
 class PinnedMemoryResource(_MemPool):
+    @staticmethod
+    def from_registry(uuid: UUIDLike) -> PinnedMemoryResource: ...
     def __init__(self, options: Union[PinnedMemoryResourceOptions, dict, None] = ...) -> None: ...
     @classmethod
     def from_allocation_handle(cls, alloc_handle: Union[IPCAllocationHandle, int]) -> PinnedMemoryResource: ...

@@ -5,7 +5,7 @@ host-NUMA pool (upstream module path ``cuda.core._memory._pinned_memory_resource
 import multiprocessing.reduction
 from dataclasses import dataclass
 
-from cuda.core._memory._ipc cimport MP_from_allocation_handle
+from cuda.core._memory._ipc cimport MP_from_allocation_handle, MP_from_registry
 from cuda.core._memory._memory_pool cimport MP_grant_every_device_access, MP_init_create_pool, _MemPool
 from cuda.core._resource_handles cimport (
     CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST_NUMA, CUmemAllocationType, CUmemLocationType,
@@ -54,6 +54,12 @@ cdef class PinnedMemoryResource(_MemPool):
             # the pool has been exported once (seen on driver 580, 2026-12-02):
             # export it now, as every IPC pool is meant to be shared.
             self.allocation_handle
+
+    @staticmethod
+    def from_registry(uuid):
+        """The open PinnedMemoryResource registered under `uuid` in this process (RuntimeError
+        "Memory resource <uuid> was not found" otherwise)."""
+        return MP_from_registry(PinnedMemoryResource, uuid)
 
     @classmethod
     def from_allocation_handle(cls, alloc_handle):

@@ -1,0 +1,165 @@
+# cython: language_level=3
+# distutils: language = c++
+"""ManagedMemoryResource(+Options): stream-ordered managed (unified) memory from a
+managed memory pool (upstream module path ``cuda.core._memory._managed_memory_resource``).
+
+Managed pools need CUDA 13 (cuMemPoolCreate with CU_MEM_ALLOCATION_TYPE_MANAGED);
+a driver that cannot make one fails the creation with the driver's CUDAError.
+"""
+import threading
+import warnings
+from dataclasses import dataclass
+
+from cuda.core._memory._memory_pool cimport MP_init_create_pool, _MemPool
+from cuda.core._resource_handles cimport (
+    CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_DEVICE,
+    CU_MEM_LOCATION_TYPE_HOST, CU_MEM_LOCATION_TYPE_HOST_NUMA, CU_MEM_LOCATION_TYPE_NONE, CUmemAllocationType,
+    CUmemLocationType, coerce_options, current_device_ordinal, device_attribute, device_count,
+)
+
+from cuda.core._device import Device
+
+__all__ = ["ManagedMemoryResource", "ManagedMemoryResourceOptions"]
+
+_VALID_LOCATION_TYPES = ("device", "host", "host_numa")
+
+
+@dataclass
+class ManagedMemoryResourceOptions:
+    """Options for ManagedMemoryResource.
+
+    ``preferred_location_type`` None (the default) reads ``preferred_location`` as
+    a device ordinal, -1 for the host, or None for no preference. Otherwise it is
+    ``"device"`` (an ordinal >= 0), ``"host"`` (``preferred_location`` None) or
+    ``"host_numa"`` (a NUMA node id >= 0, or None for the current device's).
+    """
+    preferred_location: object = None
+    preferred_location_type: object = None
+
+
+cdef tuple _resolve_preferred_location(object opts):
+    """(CUmemLocationType, location id, stored type, stored id) of the options."""
+    pref_loc = opts.preferred_location if opts is not None else None
+    pref_type = opts.preferred_location_type if opts is not None else None
+    if pref_loc is not None and (isinstance(pref_loc, bool) or not isinstance(pref_loc, int)):
+        raise TypeError(f"preferred_location must be an int or None, not {type(pref_loc).__name__}")
+    if pref_type is not None:
+        pref_type = str(pref_type)   # ManagedMemoryLocationType is a str enum upstream
+        if pref_type not in _VALID_LOCATION_TYPES:
+            raise ValueError(f"preferred_location_type must be one of {_VALID_LOCATION_TYPES!r} or None, "
+                             f"got {opts.preferred_location_type!r}")
+    if pref_type is None:
+        if pref_loc is None:
+            return (CU_MEM_LOCATION_TYPE_NONE, -1, None, -1)
+        if pref_loc == -1:
+            return (CU_MEM_LOCATION_TYPE_HOST, -1, "host", -1)
+        if pref_loc < 0:
+            raise ValueError(f"preferred_location must be a device ordinal (>= 0), -1 for host, or None for "
+                             f"no preference, got {pref_loc}")
+        pref_type = "device"
+    if pref_type == "device":
+        if pref_loc is None or pref_loc < 0:
+            raise ValueError(f"preferred_location must be a device ordinal (>= 0) when preferred_location_type "
+                             f"is 'device', got {pref_loc!r}")
+        n = device_count()
+        if pref_loc >= n:
+            raise ValueError(f"preferred_location must be within [0, {n}), got {pref_loc}")
+        return (CU_MEM_LOCATION_TYPE_DEVICE, pref_loc, "device", pref_loc)
+    if pref_type == "host":
+        if pref_loc is not None:
+            raise ValueError(f"preferred_location must be None when preferred_location_type is 'host', "
+                             f"got {pref_loc!r}")
+        return (CU_MEM_LOCATION_TYPE_HOST, -1, "host", -1)
+    if pref_loc is None:   # "host_numa": the current device's NUMA node
+        numa_id = Device().properties.host_numa_id
+        if numa_id < 0:
+            raise RuntimeError("Cannot determine host NUMA ID for the current CUDA device. The system may not "
+                               "support NUMA, or no CUDA context is active. Set preferred_location to an "
+                               "explicit NUMA node ID or call Device.set_current() first.")
+        return (CU_MEM_LOCATION_TYPE_HOST_NUMA, numa_id, "host_numa", numa_id)
+    if pref_loc < 0:
+        raise ValueError(f"preferred_location must be a NUMA node ID (>= 0) or None when "
+                         f"preferred_location_type is 'host_numa', got {pref_loc}")
+    return (CU_MEM_LOCATION_TYPE_HOST_NUMA, pref_loc, "host_numa", pref_loc)
+
+
+cdef class ManagedMemoryResource(_MemPool):
+    """Stream-ordered managed (unified) memory, accessible from host and devices,
+    from a managed memory pool this resource creates and owns.
+
+    Differs from upstream for ``options=None``: upstream wraps the driver's
+    current managed pool (cuMemGetMemPool, which this package's driver table does
+    not load); here a pool with no preferred location is created and owned.
+    IPC is not supported for managed pools (as upstream)."""
+
+    def __init__(self, options=None):
+        cdef CUmemLocationType loc_type
+        cdef int loc_id
+        opts = coerce_options(options, ManagedMemoryResourceOptions)
+        loc_type, loc_id, self._pref_loc_type, self._pref_loc_id = _resolve_preferred_location(opts)
+        ordinal = current_device_ordinal()
+        if ordinal < 0:
+            ordinal = 0
+        self._dev_id = -1
+        MP_init_create_pool(self, ordinal, loc_type, loc_id, <CUmemAllocationType>CU_MEM_ALLOCATION_TYPE_MANAGED,
+                            False, 0)
+        _check_concurrent_managed_access()
+
+    @property
+    def device_id(self):
+        """The preferred device ordinal, or -1 if the preferred location is not a device."""
+        return self._pref_loc_id if self._pref_loc_type == "device" else -1
+
+    @property
+    def preferred_location(self):
+        """None (the driver decides), or (type, id): ("device", ordinal), ("host", None)
+        or ("host_numa", NUMA node id)."""
+        if self._pref_loc_type is None:
+            return None
+        if self._pref_loc_type == "host":
+            return ("host", None)
+        return (self._pref_loc_type, self._pref_loc_id)
+
+    @property
+    def is_device_accessible(self):
+        return True
+
+    @property
+    def is_host_accessible(self):
+        return True
+
+    @property
+    def is_managed(self):
+        return True
+
+    def __repr__(self):
+        return (f"<ManagedMemoryResource preferred_location={self.preferred_location}"
+                f"{' closed' if not self._pool else ''}>")
+
+
+cdef bint _concurrent_access_warned = False
+cdef object _concurrent_access_lock = threading.Lock()
+
+
+cdef int _check_concurrent_managed_access() except -1:
+    """Warn once per process when the platform lacks concurrent managed access."""
+    global _concurrent_access_warned
+    if _concurrent_access_warned:
+        return 0
+    with _concurrent_access_lock:
+        if _concurrent_access_warned:
+            return 0
+        if not device_attribute(0, CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS):
+            warnings.warn(
+                "This platform does not support concurrent managed memory access "
+                "(Device.properties.concurrent_managed_access is False). Host access to any managed "
+                "allocation is forbidden while any GPU kernel is in flight; synchronize before host access.",
+                UserWarning, stacklevel=3)
+        _concurrent_access_warned = True
+    return 0
+
+
+def reset_concurrent_access_warning():
+    """Reset the once-per-process concurrent-access warning (tests)."""
+    global _concurrent_access_warned
+    _concurrent_access_warned = False
