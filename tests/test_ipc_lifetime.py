@@ -193,6 +193,7 @@ def test_allocation_keeps_its_closed_pool_alive(device):
     buf = mr.allocate(8192, stream=s)
     buf.fill(0x11, stream=s)
     desc = buf.ipc_descriptor
+    late = mr.allocate(4096, stream=s)   # its descriptor is first asked for after the close
     mr.close()
     assert mr.is_closed and not buf.is_closed
     assert sim.cuSimCallCount(b"cuMemPoolDestroy") == destroys0, "pool destroyed under a live allocation"
@@ -200,6 +201,8 @@ def test_allocation_keeps_its_closed_pool_alive(device):
     buf.fill(0x22, stream=s)
     assert bytes(read_back(buf, s)) == b"\x22" * 8192
     assert buf.ipc_descriptor == desc
+    assert late.ipc_descriptor.size == 4096 and late.ipc_descriptor != desc
+    late.close(s)
     with pytest.raises(RuntimeError, match="closed"):
         mr.allocate(64, stream=s)
     with pytest.raises(RuntimeError, match="closed"):

@@ -15,7 +15,6 @@ import ctypes
 import os
 import pickle
 import threading
-import time
 import traceback
 
 from scenarios.fd_snapshot import open_fd_targets
@@ -177,6 +176,12 @@ class Worker:
         handles = [None if s is None else int(self.streams[s].handle) for s in (first_stream, second_stream)]
         return same, handles, frees_after_first, frees_after_second, int(self.sim.cuSimLastFreeStream())
 
+    def op_testing_switches(self):
+        import cuda.core
+        from cuda.core._resource_handles import _testing_switches
+
+        return cuda.core.__file__, _testing_switches()
+
     def op_stream_handles(self):
         return [int(s.handle) for s in self.streams]
 
@@ -223,11 +228,17 @@ class Worker:
         return self.op_status()
 
 
-def serve(conn):
-    """Answer commands from `conn` until it closes or says ("exit",)."""
+def serve(conn, env=None, path_first=None):
+    """Answer commands from `conn` until it closes or says ("exit",). `env` is set
+    and `path_first` put first on sys.path before cuda.core is imported (a worker
+    on the testing build: spawn gives the child the parent's sys.path)."""
     import faulthandler
+    import sys
 
     faulthandler.enable()
+    os.environ.update(env or {})
+    if path_first:
+        sys.path.insert(0, path_first)
     try:
         worker = Worker()
     except BaseException:  # noqa: BLE001
@@ -242,14 +253,15 @@ def serve(conn):
         if msg[0] == "exit":
             conn.send(("ok", None))
             return
-        t0 = time.monotonic()
+        # A command that hangs shows every thread's stack on stderr (the parent gives up at its timeout).
+        faulthandler.dump_traceback_later(30, exit=False)
         try:
             value = getattr(worker, "op_" + msg[0])(*msg[1:])
             conn.send(("ok", value))
         except BaseException as exc:  # noqa: BLE001
             conn.send(("error", type(exc).__name__, str(exc), traceback.format_exc()))
-        if time.monotonic() - t0 > 30:
-            faulthandler.dump_traceback()
+        finally:
+            faulthandler.cancel_dump_traceback_later()
 
 
 class WorkerError(Exception):
@@ -265,8 +277,10 @@ class IpcWorker:
     """The parent's side: start (spawn), call(op, *args), stop. Restarts lazily
     when a previous example killed the child."""
 
-    def __init__(self, timeout=60):
+    def __init__(self, timeout=60, env=None, path_first=None):
         self.timeout = timeout
+        self.env = env
+        self.path_first = path_first
         self.proc = None
         self.conn = None
 
@@ -275,7 +289,7 @@ class IpcWorker:
 
         ctx = mp.get_context("spawn")
         self.conn, child_end = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=serve, args=(child_end,), daemon=True)
+        self.proc = ctx.Process(target=serve, args=(child_end, self.env, self.path_first), daemon=True)
         self.proc.start()
         child_end.close()
         self.pid = self._reply("startup")
