@@ -538,7 +538,7 @@ def test_machine_finds_the_alias_bug_with_the_ipc_cache_off():
         where, switches = w.call("testing_switches")
         assert where.startswith(site) and switches["ipc_cache_disabled"], (where, switches)
         with pytest.raises((AssertionError, WorkerError)) as info:
-            run_machine(w, phases=[Phase.generate, Phase.shrink], max_examples=200)
+            run_machine(w, phases=[Phase.generate, Phase.shrink], max_examples=50, report_multiple_bugs=False)
     finally:
         w.stop()
     text = str(info.value)
