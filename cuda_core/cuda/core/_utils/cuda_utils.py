@@ -35,16 +35,20 @@ ComputeCapability = namedtuple("ComputeCapability", ("major", "minor"))
 
 
 class _MissingBindings:
-    """Stands in for ``cuda.bindings.driver`` when cuda-bindings is not installed:
-    any attribute raises AttributeError saying what to install (AttributeError, so
-    that ``hasattr``/``getattr(..., default)`` keep working on it)."""
+    """Stands in for ``cuda.bindings.driver`` when cuda-bindings is not installed.
+
+    A driver name (``cuFoo``, ``CUfoo``: everything cuda.bindings.driver exports)
+    raises ImportError saying what to install; any other attribute raises
+    AttributeError, so ``hasattr``/``getattr(obj, name, default)`` probes keep working."""
 
     __slots__ = ()
 
     def __getattr__(self, name):
-        raise AttributeError(
-            f"cuda.core._utils.cuda_utils.driver.{name} needs cuda-bindings, which is not installed "
-            "(pip install cuda-bindings); this package itself does not need it")
+        message = (f"cuda.core._utils.cuda_utils.driver.{name} needs cuda-bindings, which is not installed "
+                   "(pip install cuda-bindings); this package itself does not need it")
+        if name[:2] in ("cu", "CU"):
+            raise ImportError(message)
+        raise AttributeError(message)
 
     def __repr__(self):
         return "<cuda.bindings.driver: not installed>"
