@@ -18,7 +18,7 @@ where the step makes them observable:
 Budget: the settings profile named by HYPOTHESIS_PROFILE ("ci", the default:
 a fixed, derandomized budget of 80 examples x up to 40 steps, no example
 database, well under 60 s on 2 cores; "long": 1000 examples x up to 80 steps,
-random, failing examples kept in build/hypothesis for the next run):
+random, failing examples kept in build/hypothesis/examples for the next run):
 
     HYPOTHESIS_PROFILE=long CUDA_CORE_DRIVER_LIBRARY=$PWD/build/ci-sim/libcuda_sim.so \\
         build/venv/bin/python -m pytest -q tests/test_property_ipc.py
@@ -35,6 +35,7 @@ import uuid
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, \
     run_state_machine_as_test
@@ -44,11 +45,12 @@ from scenarios.fd_snapshot import open_fd_targets
 from scenarios.host_copy import read_back
 from scenarios.ipc_worker import IpcWorker, WorkerError, sim_library, stale_accesses
 
+set_hypothesis_home_dir(str(ROOT / "build" / "hypothesis"))   # its caches go under build/, not the tree
 settings.register_profile("ci", max_examples=80, stateful_step_count=40, deadline=None, derandomize=True,
                           database=None, print_blob=True,
                           suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 settings.register_profile("long", max_examples=1000, stateful_step_count=80, deadline=None,
-                          database=DirectoryBasedExampleDatabase(str(ROOT / "build" / "hypothesis")),
+                          database=DirectoryBasedExampleDatabase(str(ROOT / "build" / "hypothesis" / "examples")),
                           print_blob=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 
