@@ -15,7 +15,7 @@ if [[ ! -x build/venv/bin/python ]]; then
 fi
 PY="$ROOT/build/venv/bin/python"
 "$PY" -m pip install -q --disable-pip-version-check --upgrade pip setuptools wheel >/dev/null
-"$PY" -m pip install -q --disable-pip-version-check "Cython>=3.0" "pytest>=7" pytest-timeout numpy
+"$PY" -m pip install -q --disable-pip-version-check "Cython>=3.0" "pytest>=7" pytest-timeout numpy "hypothesis>=6.100"
 # NVRTC (cuda.core.Program; the tests compile for real and fail without it): a
 # CUDA toolkit's when there is one, else the PyPI wheel (CUDA 13.0, as the
 # driver the package targets; it lands in nvidia/cu13/lib, which Program finds).

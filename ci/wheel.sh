@@ -72,7 +72,7 @@ if [[ -z "${SIM_LIB:-}" ]]; then
 fi
 "$BASE_PY" -m venv "$W/venv"
 VPY="$W/venv/bin/python"
-"$VPY" -m pip install -q --disable-pip-version-check "$wheel" "pytest>=7" pytest-timeout numpy
+"$VPY" -m pip install -q --disable-pip-version-check "$wheel" "pytest>=7" pytest-timeout numpy "hypothesis>=6.100"
 cd "$W/run"
 where=$("$VPY" -c "import cuda.core; print(cuda.core.__file__)")
 echo "== cuda.core imported from $where"

@@ -50,18 +50,19 @@ void bury(uintptr_t addr, size_t len) {
 }
 
 // Finds the live allocation or import mapping containing p. Returns false
-// when p is inside a known region but not inside live memory.
+// when p is inside a known region but not inside live memory (and logs that
+// as a stale access: access_log.cpp).
 bool resolve_device(uintptr_t p, Resolved* out, bool* in_region) {
     *in_region = false;
     auto it = region_at(p);
     if (it == S().regions.end()) return false;
     *in_region = true;
     Region& r = it->second;
-    if (r.kind == RegionKind::Tombstone) return false;
+    if (r.kind == RegionKind::Tombstone) return note_stale_access(p), false;
     Pool* pool = pool_by_id(r.pool_id);
-    if (!pool) return false;
+    if (!pool) return note_stale_access(p), false;
     if (r.kind == RegionKind::Import) {
-        if (p - it->first >= r.valid) return false;
+        if (p - it->first >= r.valid) return note_stale_access(p), false;
         out->kind = Resolved::Device;
         out->pool = pool;
         out->base = it->first;
@@ -71,9 +72,9 @@ bool resolve_device(uintptr_t p, Resolved* out, bool* in_region) {
     }
     size_t off = p - it->first;
     auto a = pool->allocs.upper_bound(off);
-    if (a == pool->allocs.begin()) return false;
+    if (a == pool->allocs.begin()) return note_stale_access(p), false;
     --a;
-    if (off - a->first >= a->second.size) return false;
+    if (off - a->first >= a->second.size) return note_stale_access(p), false;
     out->kind = Resolved::Device;
     out->pool = pool;
     out->base = it->first + a->first;

@@ -55,10 +55,11 @@ SIM_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
     CUresult rc = resolve_stream(hStream, &dev);
     if (rc != CUDA_SUCCESS) return rc;
     auto it = region_at(uintptr_t(dptr));
-    if (it == s.regions.end() || it->second.kind == RegionKind::Tombstone) return CUDA_ERROR_INVALID_VALUE;
+    if (it == s.regions.end()) return CUDA_ERROR_INVALID_VALUE;
+    if (it->second.kind == RegionKind::Tombstone) return note_stale_access(uintptr_t(dptr)), CUDA_ERROR_INVALID_VALUE;
     Region& r = it->second;
     Pool* p = pool_by_id(r.pool_id);
-    if (!p) return CUDA_ERROR_INVALID_VALUE;
+    if (!p) return note_stale_access(uintptr_t(dptr)), CUDA_ERROR_INVALID_VALUE;
     if (r.kind == RegionKind::Import) {
         if (it->first != uintptr_t(dptr)) return CUDA_ERROR_INVALID_VALUE;
         // nvbug 5570902: one free unmaps the mapping for every alias.
@@ -69,11 +70,12 @@ SIM_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
         bury(base, len);
         --p->live_imports;
         maybe_release_pool(p);
+        note_free_stream(hStream);
         return CUDA_SUCCESS;
     }
     size_t off = uintptr_t(dptr) - it->first;
     auto a = p->allocs.find(off);
-    if (a == p->allocs.end()) return CUDA_ERROR_INVALID_VALUE;
+    if (a == p->allocs.end()) return note_stale_access(uintptr_t(dptr)), CUDA_ERROR_INVALID_VALUE;
     if (a->second.slot != UINT32_MAX) {
         ShmSlot* sl = reinterpret_cast<ShmSlot*>(p->map_base + kSlotTableOffset) + a->second.slot;
         __atomic_store_n(&sl->serial, uint64_t(0), __ATOMIC_RELEASE);
@@ -98,5 +100,6 @@ SIM_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
     }
     update_reserved(p);
     maybe_release_pool(p);
+    note_free_stream(hStream);
     return CUDA_SUCCESS;
 }

@@ -18,6 +18,7 @@ void sleep_latency(Fn fn, unsigned long long us) {
 
 CUresult enter(Fn fn) {
     unsigned long long n = g_calls[fn].fetch_add(1, std::memory_order_relaxed) + 1;
+    note_entry(fn);
     if (unsigned long long us = g_knobs.latency_us[fn]) sleep_latency(fn, us);
     if (g_knobs.fail_every[fn] && n % g_knobs.fail_every[fn] == 0) return CUresult(g_knobs.fail_code[fn]);
     if (!g_initialized.load(std::memory_order_acquire) && fn != FN_cuInit && fn != FN_cuDriverGetVersion &&

@@ -395,6 +395,12 @@ bool host_readable(uintptr_t p, size_t n);
 CUresult check_range(uintptr_t p, size_t n, Resolved* out);
 // Host-pool memory is accessible from a device only once it was granted access.
 CUresult check_device_access(const Resolved& r, int dev);
+
+// Access log (access_log.cpp; any lock state): the entry point this thread is
+// in, a call naming unmapped simulator memory, the stream of a successful free.
+void note_entry(int fn) noexcept;
+void note_stale_access(uintptr_t p) noexcept;
+void note_free_stream(CUstream s) noexcept;
 // Copy / fill with kernel-checked access for host sides.
 CUresult do_copy(uintptr_t dst, bool dst_host, uintptr_t src, bool src_host, size_t n);
 CUresult do_fill(uintptr_t dst, bool host, const void* pattern, size_t psize, size_t count);

@@ -841,7 +841,7 @@ TEST_F(SimChild, Fail) {
 }  // namespace
 
 // The library's exported ABI: exactly the driver entry points of
-// CUDA_CORE_DRIVER_FUNCTIONS (macro-expanded names) and the four cuSim*
+// CUDA_CORE_DRIVER_FUNCTIONS (macro-expanded names) and the cuSim*
 // helpers, nothing else (the sources are split over many files; exports.map
 // and -fvisibility=hidden keep everything else local). Reads the dynamic
 // symbol table with nm (binutils).
@@ -853,7 +853,8 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
 #define SIMT_NAME(name) SIMT_STR(name),
         CUDA_CORE_DRIVER_FUNCTIONS(SIMT_NAME)
 #undef SIMT_NAME
-        "cuSimIsSimulator", "cuSimCallCount", "cuSimResetCallCounts", "cuSimMaxConcurrentCalls"};
+        "cuSimIsSimulator", "cuSimCallCount", "cuSimResetCallCounts", "cuSimMaxConcurrentCalls",
+        "cuSimStaleAccessCount", "cuSimLastStaleAccess", "cuSimLastFreeStream"};
     std::string cmd = std::string("nm -D --defined-only '") + path + "' 2>&1";
     FILE* nm = popen(cmd.c_str(), "r");
     ASSERT_NE(nm, nullptr) << cmd;

@@ -1,6 +1,6 @@
 from cuda.core._memory._buffer cimport Buffer
 from cuda.core._memory._memory_pool cimport _MemPool
-from cuda.core._resource_handles cimport IpcExportBytes
+from cuda.core._resource_handles cimport IpcExportBytes, MemoryPoolHandle
 
 
 cdef class IPCBufferDescriptor:
@@ -31,4 +31,7 @@ cdef IPCAllocationHandle MP_export_mempool(_MemPool mr)
 cdef object MP_from_allocation_handle(type cls, int ordinal, object alloc_handle, bint grant_every_device)
 cdef object MP_register(_MemPool mr, object uuid)
 cdef object MP_from_registry(type cls, object uuid)
-cdef int MP_forget(_MemPool mr) except -1
+# `mr` is closing (its pool already taken out, passed as `pool`): it leaves the
+# registry; a mapped pool that Buffers still hold is remembered (weakly) under
+# its uuid, so that a re-import of the uuid maps through the same pool.
+cdef int MP_forget(_MemPool mr, const MemoryPoolHandle& pool) except -1

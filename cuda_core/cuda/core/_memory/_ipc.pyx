@@ -15,11 +15,21 @@ import weakref
 from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
+from libcpp.memory cimport shared_ptr
+
+
+cdef extern from "<memory>" namespace "std" nogil:
+    # (Cython's libcpp.memory does not declare weak_ptr)
+    cdef cppclass weak_ptr[T]:
+        weak_ptr()
+        weak_ptr[T]& operator=(const shared_ptr[T]&)
+        shared_ptr[T] lock()
+        bint expired()
 
 from cuda.core._memory._buffer cimport Buffer
 from cuda.core._memory._memory_pool cimport _MemPool, MP_grant_every_device_access
 from cuda.core._resource_handles cimport (
-    CUresult, DevicePtrHandle, IpcDescriptorCheck, IpcDescriptorPayload, IpcExportBytes, MemoryPoolHandle,
+    CUresult, DevicePtrHandle, IpcDescriptorCheck, IpcDescriptorPayload, IpcExportBytes, MemoryPoolBox, MemoryPoolHandle,
     StreamHandle, check, deviceptr_export_ipc, deviceptr_import_ipc, deviceptr_import_ipc_batch, deviceptr_size,
     ipc_descriptor_check, ipc_descriptor_payload, ipc_export_checksum, ipc_size_checksum, memory_pool_export_fd,
     memory_pool_import_ipc, not_instantiable, primary_context, raise_driver_error, raise_last_error, size_arg,
@@ -252,6 +262,22 @@ cdef dict _mapped_keepalive = {}
 cdef object _registry_lock = threading.Lock()
 
 
+cdef class _RetiredPool:
+    """A weak reference to the C++ pool of a closed mapped resource (its Buffers
+    may still hold it)."""
+    cdef weak_ptr[const MemoryPoolBox] pool
+
+
+# uuid -> _RetiredPool: mapped pools whose resource was closed while Buffers
+# still held them. Re-importing the uuid reuses the pool instead of importing
+# the fd again: the IPC import cache is keyed by the importing pool, and a
+# second importing pool of one exported pool would map an allocation the
+# first still maps; the driver returns the same address without a reference
+# count (nvbug 5570902) and the first free unmaps both (found by
+# tests/test_property_ipc.py; regression test there).
+cdef dict _retired_pools = {}
+
+
 cdef object _as_uuid(object uuid):
     if isinstance(uuid, uuid_module.UUID):
         return uuid
@@ -265,9 +291,13 @@ cdef object _as_uuid(object uuid):
 
 cdef object MP_register(_MemPool mr, object uuid):
     """Atomic get-or-create: the first (still open) resource registered under
-    `uuid` wins and is returned."""
+    `uuid` wins and is returned, to every caller (DESIGN.md, "The registry").
+    A resource closed meanwhile by another thread is refused under the lock
+    (close() marks the resource closed before it leaves the registry)."""
     uuid = _as_uuid(uuid)
     with _registry_lock:
+        if mr.is_closed:
+            raise RuntimeError(f"{type(mr).__name__} has been closed")
         existing = _registry.get(uuid)
         if existing is not None and not (<_MemPool>existing).is_closed:
             return existing
@@ -290,13 +320,30 @@ cdef object _registry_get_open(type cls, object uuid):
     return None
 
 
-cdef int MP_forget(_MemPool mr) except -1:
+cdef int MP_forget(_MemPool mr, const MemoryPoolHandle& pool) except -1:
+    cdef _RetiredPool retired
     with _registry_lock:
         for key in [k for k, v in _registry.items() if v is mr]:
             del _registry[key]
         for key in [k for k, v in _mapped_keepalive.items() if v is mr]:
             del _mapped_keepalive[key]
+        for key in [k for k, v in _retired_pools.items() if (<_RetiredPool>v).pool.expired()]:
+            del _retired_pools[key]
+        if mr._mapped and mr._uuid is not None and pool.use_count() > 1:   # Buffers still hold it
+            retired = _RetiredPool.__new__(_RetiredPool)
+            retired.pool = pool
+            _retired_pools[mr._uuid] = retired
     return 0
+
+
+cdef MemoryPoolHandle _retired_pool(object uuid):
+    """The still-held pool of a closed mapped resource of `uuid`, or an empty handle."""
+    cdef MemoryPoolHandle pool
+    with _registry_lock:
+        retired = _retired_pools.get(uuid)
+        if retired is not None:
+            pool = (<_RetiredPool>retired).pool.lock()
+    return pool
 
 
 cdef object MP_from_registry(type cls, object uuid):
@@ -336,11 +383,14 @@ cdef object MP_from_allocation_handle(type cls, int ordinal, object alloc_handle
         return hit
     mr = cls.__new__(cls)
     mr._dev_id = ordinal if not grant_every_device else -1
-    mr._pool = memory_pool_import_ipc(primary_context(ordinal), fd)
+    if uuid is not None:
+        mr._pool = _retired_pool(uuid)   # Buffers of a closed import of this pool still map through it
     if not mr._pool:
-        raise_last_error()
-    if grant_every_device:
-        MP_grant_every_device_access(mr._pool)   # access is per process: grant it here too
+        mr._pool = memory_pool_import_ipc(primary_context(ordinal), fd)
+        if not mr._pool:
+            raise_last_error()
+        if grant_every_device:
+            MP_grant_every_device_access(mr._pool)   # access is per process: grant it here too
     mr._owned = True
     mr._ipc = True
     mr._mapped = True

@@ -210,9 +210,13 @@ cdef class _MemPool(MemoryResource):
         the resource leaves the registry. Afterwards the methods raise
         :class:`RuntimeError`.
         """
-        if self._pool:
-            MP_forget(self)
+        cdef MemoryPoolHandle pool = self._pool
+        # Closed first, then out of the registry: a register() racing this close
+        # either lands before MP_forget (and is undone) or sees is_closed under the lock.
         self._pool.reset()
+        if pool:
+            MP_forget(self, pool)
+        pool.reset()
         if self._alloc_handle is not None:
             self._alloc_handle.close()
             self._alloc_handle = None
