@@ -302,3 +302,31 @@ def test_managed_options_are_checked_before_the_driver(options, exc, match):
 
     with pytest.raises(exc, match=match):
         ManagedMemoryResource(options)
+
+
+def test_managed_resource_without_options_wraps_the_current_managed_pool(device):
+    """As upstream 1.2.2: ManagedMemoryResource() wraps the driver's current managed
+    pool with no preferred location (cuMemGetMemPool); not owned, the same pool for
+    every such resource, distinct from a created one."""
+    import ctypes
+
+    from cuda.core import ManagedMemoryResource, ManagedMemoryResourceOptions
+
+    first, second = ManagedMemoryResource(), ManagedMemoryResource()
+    owned = ManagedMemoryResource(ManagedMemoryResourceOptions())
+    assert not first.is_handle_owned and owned.is_handle_owned
+    assert first.handle == second.handle != owned.handle
+    assert first.preferred_location is None and first.device_id == -1 and not first.is_ipc_enabled
+    s = device.create_stream()
+    buf = kids.filled(first, 0x3D, 512, s)
+    assert buf.is_managed
+    s.sync()
+    assert ctypes.string_at(int(buf.handle), 512) == b"\x3d" * 512
+    buf.close(s)
+    s.sync()
+    first.close()
+    buf = second.allocate(64, stream=s)        # closing a borrowing resource leaves the pool alone
+    buf.close(s)
+    s.sync()
+    second.close()
+    owned.close()

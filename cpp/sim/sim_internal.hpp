@@ -319,6 +319,7 @@ struct State {
     std::unordered_map<uint64_t, Event> events;
     std::unordered_map<uint64_t, std::unique_ptr<Pool>> pools;
     uint64_t default_pool[kMaxDevices] = {};
+    std::map<std::pair<int, int>, uint64_t> default_managed_pool;  // (location type, id) -> pool id
     std::map<uintptr_t, Region> regions;
     std::map<AliasKey, uintptr_t> aliases;  // live import mappings
     std::deque<std::pair<uintptr_t, size_t>> tombstones;
@@ -416,6 +417,8 @@ CUresult default_pool(int dev, Pool** out);
 // Managed pools (managed_pools.cpp; takes the lock itself)
 // ---------------------------------------------------------------------------
 CUresult create_managed_pool(CUmemoryPool* out, const CUmemPoolProps& pr);
+// The default managed pool of a location (made on first use).
+CUresult default_managed_pool(const CUmemLocation& loc, CUmemoryPool* out);
 
 }  // namespace cuda_sim
 

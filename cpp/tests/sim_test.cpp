@@ -741,6 +741,30 @@ TEST_F(Sim, ManagedPools) {
         OK(D.cuMemFreeAsync(b, stream_));
         OK(D.cuMemPoolDestroy(pool));
     }
+    // The current (here: default) pools of a location: one per location and type, not destroyable.
+    CUmemLocation loc{CU_MEM_LOCATION_TYPE_NONE, 0};
+    CUmemoryPool cur = nullptr, again = nullptr, dev_cur = nullptr, dev_default = nullptr;
+    OK(D.cuMemGetMemPool(&cur, &loc, CU_MEM_ALLOCATION_TYPE_MANAGED));
+    OK(D.cuMemGetMemPool(&again, &loc, CU_MEM_ALLOCATION_TYPE_MANAGED));
+    EXPECT_EQ(cur, again);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolDestroy(cur));
+    CUdeviceptr m = alloc(cur, 128);
+    unsigned char is_managed = 0;
+    OK(D.cuPointerGetAttribute(&is_managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, m));
+    EXPECT_EQ(1, is_managed);
+    OK(D.cuMemFreeAsync(m, stream_));
+    loc = CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    OK(D.cuMemGetMemPool(&again, &loc, CU_MEM_ALLOCATION_TYPE_MANAGED));
+    EXPECT_NE(cur, again);
+    OK(D.cuMemGetMemPool(&dev_cur, &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
+    OK(D.cuDeviceGetMemPool(&dev_default, 0));
+    EXPECT_EQ(dev_default, dev_cur);
+    loc = CUmemLocation{CU_MEM_LOCATION_TYPE_NONE, 0};
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemGetMemPool(&again, &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
+    loc = CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, 9};
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemGetMemPool(&again, &loc, CU_MEM_ALLOCATION_TYPE_MANAGED));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemGetMemPool(nullptr, &loc, CU_MEM_ALLOCATION_TYPE_MANAGED));
+
     // Memory of an ordinary device pool is not managed.
     CUmemoryPool dev_pool = make_pool(false);
     CUdeviceptr d = alloc(dev_pool, 64);
