@@ -8,6 +8,8 @@
 # network. The H200 image's python3 is 3.12: build the carried wheel with
 # `PYTHON=python3.12 bash ci/wheel.sh --build-only`.
 #
+# Carry .upstream_tests (run tool: carry [".upstream_tests"]) to run upstream's own tests too.
+#
 #   bash ci/gpu.sh [--no-bench] [--quick] [--tests "FILES"] [--no-upstream] [--probe]
 #     --tests "FILES"  run only these pytest files (hostile inputs run when listed)
 #     --no-upstream    skip the upstream / legacy-switch deadlock scenarios
@@ -113,6 +115,17 @@ if [[ $HOSTILE == 1 ]]; then
     grep -A40 "hostile inputs tried" "$LOGS/pytest-hostile.log" | head -45
     note "pytest hostile inputs (ours, real driver): rc=$rc $(grep -E '[0-9]+ (passed|failed)' "$LOGS/pytest-hostile.log" | tail -1)"
     while read -r line; do note "  $line"; done < <(grep -E '^(FAILED|ERROR) ' "$LOGS/pytest-hostile.log" | cut -c1-160 | head -15)
+fi
+
+# --- upstream's own memory + IPC tests, unchanged, against ours (carried in the
+# ignored .upstream_tests/: ci/fetch_upstream_tests.md; nothing upstream's is in the repository)
+if [[ -d .upstream_tests/cuda_core/tests/memory_ipc ]]; then
+    PY=$PY timeout 300 bash ci/upstream_tests.sh .upstream_tests >"$LOGS/upstream-tests.log" 2>&1
+    rc=$?
+    tail -15 "$LOGS/upstream-tests.log"
+    note "upstream's own memory_ipc tests (ours, real driver): rc=$rc $(grep -E '^upstream tests:' "$LOGS/upstream-tests.log" | tail -1)"
+else
+    note "upstream's own memory_ipc tests: not run (no .upstream_tests/ carried; see ci/fetch_upstream_tests.md)"
 fi
 
 # --- which corrupted descriptors crash the real driver (each attempt in a restartable child)

@@ -41,7 +41,9 @@ fi
 OUT=build/upstream-tests
 SITE=$OUT/site
 mkdir -p "$OUT"
-if [[ ! -d $SITE/cuda/bindings ]]; then
+if "$PY" -c "import cuda.bindings.driver" 2>/dev/null; then
+    echo "== cuda-bindings already importable by $PY (e.g. the GPU image's): not installing it"
+elif [[ ! -d $SITE/cuda/bindings ]]; then
     echo "== installing cuda-bindings 13.* + cuda-pathfinder into $SITE (pip --target; no cuda.core)"
     "$PY" -m pip install -q --disable-pip-version-check --no-deps --target "$SITE" 'cuda-bindings==13.*' cuda-pathfinder
 fi
