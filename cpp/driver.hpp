@@ -37,6 +37,7 @@ namespace cuda_core {
     X(cuDeviceCanAccessPeer)          \
     X(cuDeviceGetDefaultMemPool)      \
     X(cuDeviceGetMemPool)             \
+    X(cuMemGetMemPool)                \
     X(cuDevicePrimaryCtxRetain)       \
     X(cuDevicePrimaryCtxRelease)      \
     X(cuCtxGetCurrent)                \

@@ -76,6 +76,19 @@ MemoryPoolHandle borrow_current_memory_pool_handle(const ContextHandle& context)
     return make_handle(new (std::nothrow) MemoryPoolBox{pool, context, false}, &delete_borrowed<MemoryPoolBox>);
 }
 
+// Owns nothing in the driver; keeps `context` alive. The current pool of
+// `location` for `type` (cuMemGetMemPool, CUDA 13: managed pools by location).
+MemoryPoolHandle borrow_location_memory_pool_handle(const ContextHandle& context, const CUmemLocation& location,
+                                                    CUmemAllocationType type) noexcept {
+    if (require_driver() != CUDA_SUCCESS) return {};
+    if (!context) return fail<MemoryPoolHandle>(CUDA_ERROR_INVALID_CONTEXT);
+    CUmemoryPool pool = nullptr;
+    CUmemLocation loc = location;
+    CUresult r = drv().cuMemGetMemPool_(&pool, &loc, type);
+    if (r != CUDA_SUCCESS) return fail<MemoryPoolHandle>(r);
+    return make_handle(new (std::nothrow) MemoryPoolBox{pool, context, false}, &delete_borrowed<MemoryPoolBox>);
+}
+
 // Owns the imported pool (not `fd`); releases the GIL around the import.
 MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) noexcept {
     if (require_driver() != CUDA_SUCCESS) return {};

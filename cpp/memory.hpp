@@ -35,6 +35,10 @@ MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const C
 // Wraps device `ordinal`'s current pool; not owned, never destroyed.
 MemoryPoolHandle borrow_current_memory_pool_handle(const ContextHandle& context) noexcept;
 
+// Wraps the current pool of `location` for allocation `type` (cuMemGetMemPool); not owned, never destroyed.
+MemoryPoolHandle borrow_location_memory_pool_handle(const ContextHandle& context, const CUmemLocation& location,
+                                                    CUmemAllocationType type) noexcept;
+
 // Imports a pool from a POSIX fd (the fd stays the caller's); deleter destroys the pool.
 MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) noexcept;
 

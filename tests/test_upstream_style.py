@@ -3,7 +3,7 @@ NVIDIA/cuda-python cuda_core/tests/memory_ipc): buffers and resources through
 multiprocessing queues (both directions, several children) and worker pools,
 IPC events, serialization round trips, the error rows, concurrent imports of one
 and of many descriptors; parametrized over the IPC-capable resources (device,
-pinned), with the managed resource where it applies."""
+pinned); the resources without IPC (device, pinned, managed) where it applies."""
 import multiprocessing as mp
 import pickle
 import uuid
@@ -184,37 +184,103 @@ def test_error_rows_in_the_exporting_process(device, kind, mr):
     s.sync()
 
 
-# ---------------------------------------------------------------- managed memory
+# ---------------------------------------------------------------- resources without IPC (managed too)
 
-def _managed_or_error(device):
-    """A ManagedMemoryResource, or the CUDAError the driver gave (the simulated driver
-    has no managed pools; upstream's tests skip managed rows on such drivers too)."""
-    from cuda.core import CUDAError, ManagedMemoryResource, ManagedMemoryResourceOptions
-
-    try:
-        return ManagedMemoryResource(ManagedMemoryResourceOptions(preferred_location=device.device_id)), None
-    except CUDAError as exc:
-        return None, exc
+PLAIN_KINDS = ["device", "pinned", "managed"]
 
 
-def test_managed_resource_allocates_or_the_driver_error_is_clear(device):
+def _plain_mr(kind, device):
+    """A pool-backed resource that is not IPC-enabled: the device's current pool, a
+    pinned pool, or a managed pool preferring `device`."""
+    from cuda.core import (DeviceMemoryResource, ManagedMemoryResource, ManagedMemoryResourceOptions,
+                           PinnedMemoryResource)
+
+    if kind == "device":
+        return DeviceMemoryResource(device)
+    if kind == "pinned":
+        return PinnedMemoryResource()
+    return ManagedMemoryResource(ManagedMemoryResourceOptions(preferred_location=device.device_id))
+
+
+@pytest.mark.parametrize("plain_kind", PLAIN_KINDS)
+def test_non_ipc_resource_allocates_fills_copies_and_closes(device, plain_kind):
+    import ctypes
+
+    require_pools(device)
+    mr = _plain_mr(plain_kind, device)
+    s = device.create_stream()
+    assert not mr.is_ipc_enabled and mr.is_device_accessible
+    assert mr.is_managed == (plain_kind == "managed")
+    assert mr.is_host_accessible == (plain_kind != "device")
+    a = kids.filled(mr, 0x5C, 4096, s)
+    b = mr.allocate(4096, stream=s)
+    b.copy_from(a, stream=s)
+    assert host_bytes(b, s) == b"\x5c" * 4096
+    assert a.is_managed == mr.is_managed and a.memory_resource is mr
+    if mr.is_host_accessible:                     # the host reads the memory itself
+        s.sync()
+        assert ctypes.string_at(int(b.handle), 8) == b"\x5c" * 8
+    a.close(s)
+    b.close(s)
+    s.sync()
+    mr.close()
+    if plain_kind != "device":                    # an owned pool: closed for good
+        with pytest.raises(RuntimeError, match="has been closed"):
+            mr.allocate(64, stream=s)
+
+
+@pytest.mark.parametrize("plain_kind", PLAIN_KINDS)
+def test_non_ipc_resource_refuses_ipc_as_upstream(device, plain_kind):
+    """Upstream 1.2.2: Buffer.__reduce__ asks for the IPC descriptor, so a buffer of a
+    pool that is not IPC-enabled (a managed pool never is) fails with RuntimeError
+    'Memory resource is not IPC-enabled'; so do ipc_descriptor and allocation_handle."""
     from cuda.core import Buffer
 
-    mr, err = _managed_or_error(device)
-    if mr is None:
-        assert str(err).startswith("CUDA_ERROR_"), err   # the CUresult name, then its text
-        return
+    require_pools(device)
+    mr = _plain_mr(plain_kind, device)
     s = device.create_stream()
-    assert mr.is_managed and mr.is_host_accessible and mr.is_device_accessible and not mr.is_ipc_enabled
-    assert mr.device_id == device.device_id and mr.preferred_location == ("device", device.device_id)
-    buf = mr.allocate(4096, stream=s)
-    assert buf.is_managed and buf.memory_resource is mr
-    buf.fill(0x5C, stream=s)
-    assert host_bytes(buf, s) == b"\x5c" * 4096
-    with pytest.raises(TypeError, match="can be pickled"):
-        pickle.dumps(buf)
-    with pytest.raises(TypeError, match="must be imported with a DeviceMemoryResource or PinnedMemoryResource"):
-        Buffer.from_ipc_descriptor(mr, kids.filled(kids.new_ipc_mr("device"), 1, 64, s).ipc_descriptor, stream=s)
+    buf = mr.allocate(256, stream=s)
+    for attempt in (lambda: buf.ipc_descriptor, lambda: mr.allocation_handle, lambda: pickle.dumps(buf)):
+        with pytest.raises(RuntimeError, match="Memory resource is not IPC-enabled"):
+            attempt()
+    if plain_kind == "managed":
+        # Upstream's ManagedMemoryResource has no __reduce__: TypeError (Cython's "cannot
+        # be converted to a Python object for pickling").
+        with pytest.raises(TypeError):
+            pickle.dumps(mr)
+        with pytest.raises(TypeError, match="must be imported with a DeviceMemoryResource or PinnedMemoryResource"):
+            Buffer.from_ipc_descriptor(mr, kids.filled(kids.new_ipc_mr("device"), 1, 64, s).ipc_descriptor,
+                                       stream=s)
+    buf.close(s)
+    s.sync()
+    mr.close()
+
+
+@pytest.mark.parametrize("location", [None, -1, "device", ("host", None), ("host_numa", 0)])
+def test_managed_pool_at_each_preferred_location(device, location):
+    """A managed pool for each preferred location the driver accepts (cuda.h 13:
+    NONE, DEVICE, HOST, HOST_NUMA): allocate, fill, read back from the host."""
+    import ctypes
+
+    from cuda.core import ManagedMemoryResource, ManagedMemoryResourceOptions
+
+    if location == "device":
+        opts, expected = ManagedMemoryResourceOptions(preferred_location=device.device_id), \
+            ("device", device.device_id)
+    elif isinstance(location, tuple):
+        opts = ManagedMemoryResourceOptions(preferred_location_type=location[0], preferred_location=location[1])
+        expected = location
+    else:
+        opts = ManagedMemoryResourceOptions(preferred_location=location)
+        expected = None if location is None else ("host", None)
+    mr = ManagedMemoryResource(opts)
+    assert mr.preferred_location == expected and mr.is_handle_owned
+    assert mr.device_id == (device.device_id if location == "device" else -1)
+    s = device.create_stream()
+    buf = kids.filled(mr, 0xA7, 1000, s)
+    assert buf.is_managed and buf.is_host_accessible and buf.is_device_accessible
+    s.sync()
+    assert ctypes.string_at(int(buf.handle), 1000) == b"\xa7" * 1000
     buf.close(s)
     s.sync()
     mr.close()
@@ -236,3 +302,31 @@ def test_managed_options_are_checked_before_the_driver(options, exc, match):
 
     with pytest.raises(exc, match=match):
         ManagedMemoryResource(options)
+
+
+def test_managed_resource_without_options_wraps_the_current_managed_pool(device):
+    """As upstream 1.2.2: ManagedMemoryResource() wraps the driver's current managed
+    pool with no preferred location (cuMemGetMemPool); not owned, the same pool for
+    every such resource, distinct from a created one."""
+    import ctypes
+
+    from cuda.core import ManagedMemoryResource, ManagedMemoryResourceOptions
+
+    first, second = ManagedMemoryResource(), ManagedMemoryResource()
+    owned = ManagedMemoryResource(ManagedMemoryResourceOptions())
+    assert not first.is_handle_owned and owned.is_handle_owned
+    assert first.handle == second.handle != owned.handle
+    assert first.preferred_location is None and first.device_id == -1 and not first.is_ipc_enabled
+    s = device.create_stream()
+    buf = kids.filled(first, 0x3D, 512, s)
+    assert buf.is_managed
+    s.sync()
+    assert ctypes.string_at(int(buf.handle), 512) == b"\x3d" * 512
+    buf.close(s)
+    s.sync()
+    first.close()
+    buf = second.allocate(64, stream=s)        # closing a borrowing resource leaves the pool alone
+    buf.close(s)
+    s.sync()
+    second.close()
+    owned.close()

@@ -44,7 +44,7 @@ SIM_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
             return CUDA_SUCCESS;
         }
         case CU_POINTER_ATTRIBUTE_HOST_POINTER: {
-            if (!p->host) return CUDA_ERROR_INVALID_VALUE;
+            if (!p->host && !p->managed) return CUDA_ERROR_INVALID_VALUE;
             void* v = reinterpret_cast<void*>(uintptr_t(ptr));
             std::memcpy(data, &v, sizeof(v));
             return CUDA_SUCCESS;
@@ -52,7 +52,7 @@ SIM_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
         // "Boolean" attributes: cuda.h does not pin the width down, so only
         // one byte is written (never overruns a caller's bool).
         case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-            *static_cast<unsigned char*>(data) = 0;
+            *static_cast<unsigned char*>(data) = p->managed ? 1 : 0;
             return CUDA_SUCCESS;
         case CU_POINTER_ATTRIBUTE_MAPPED:
             *static_cast<unsigned char*>(data) = 1;

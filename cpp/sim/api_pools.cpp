@@ -6,7 +6,9 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolP
     SIM_ENTER(cuMemPoolCreate);
     if (!pool || !poolProps) return CUDA_ERROR_INVALID_VALUE;
     const CUmemPoolProps& pr = *poolProps;
-    if (raw(pr.allocType) != int(CU_MEM_ALLOCATION_TYPE_PINNED)) return CUDA_ERROR_INVALID_VALUE;
+    const int alloc_type = raw(pr.allocType);
+    if (alloc_type == int(CU_MEM_ALLOCATION_TYPE_MANAGED)) return create_managed_pool(pool, pr);
+    if (alloc_type != int(CU_MEM_ALLOCATION_TYPE_PINNED)) return CUDA_ERROR_INVALID_VALUE;
     if (pr.win32SecurityAttributes) return CUDA_ERROR_INVALID_VALUE;
     bool host = false;
     int loc_id = pr.location.id;

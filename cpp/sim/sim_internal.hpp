@@ -9,6 +9,7 @@
 //   common.cpp          entering an entry point (counting, latency, injected failures), handle lookups
 //   address_space.cpp   regions, tombstones, pointer validation, kernel-checked copies and fills
 //   pool_storage.cpp    pool creation (memfd for IPC pools), default pools, release of destroyed pools
+//   managed_pools.cpp   managed pools (CU_MEM_ALLOCATION_TYPE_MANAGED): their rules and accessibility
 //   api_init_devices.cpp, api_contexts.cpp, api_streams.cpp, api_events.cpp, api_pools.cpp,
 //   api_stream_ordered_alloc.cpp, api_copies.cpp, api_pointer_queries.cpp, api_sim_helpers.cpp
 //                       the exported entry points, one family per file
@@ -211,6 +212,7 @@ struct Pool {
     bool imported = false;
     bool ipc = false;
     bool host = false;  // HOST / HOST_NUMA location: "pinned" pool
+    bool managed = false;  // CU_MEM_ALLOCATION_TYPE_MANAGED: host- and every-device-accessible
     int loc_type = CU_MEM_LOCATION_TYPE_DEVICE;
     int loc_id = 0;
     int owner_dev = 0;  // device that owns the pool (host pools: -1)
@@ -317,6 +319,7 @@ struct State {
     std::unordered_map<uint64_t, Event> events;
     std::unordered_map<uint64_t, std::unique_ptr<Pool>> pools;
     uint64_t default_pool[kMaxDevices] = {};
+    std::map<std::pair<int, int>, uint64_t> default_managed_pool;  // (location type, id) -> pool id
     std::map<uintptr_t, Region> regions;
     std::map<AliasKey, uintptr_t> aliases;  // live import mappings
     std::deque<std::pair<uintptr_t, size_t>> tombstones;
@@ -415,6 +418,13 @@ void update_reserved(Pool* p);
 // Create an owner pool. Returns nullptr + rc on failure.
 Pool* create_pool(bool ipc, bool host, int loc_type, int loc_id, size_t capacity, CUresult* rc);
 CUresult default_pool(int dev, Pool** out);
+
+// ---------------------------------------------------------------------------
+// Managed pools (managed_pools.cpp; takes the lock itself)
+// ---------------------------------------------------------------------------
+CUresult create_managed_pool(CUmemoryPool* out, const CUmemPoolProps& pr);
+// The default managed pool of a location (made on first use).
+CUresult default_managed_pool(const CUmemLocation& loc, CUmemoryPool* out);
 
 }  // namespace cuda_sim
 

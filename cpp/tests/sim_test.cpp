@@ -679,6 +679,102 @@ TEST_F(Sim, PinnedPoolDuplicateImportIsAlreadyMapped) {
     OK(D.cuMemPoolDestroy(pool));
 }
 
+// Managed pools (cuda.h 13.0, cuMemPoolCreate / cuMemGetDefaultMemPool): the
+// managed allocation type with location NONE, DEVICE, HOST or HOST_NUMA; not
+// IPC capable; the memory is host- and device-accessible and IS_MANAGED.
+TEST_F(Sim, ManagedPools) {
+    auto props = [](CUmemLocationType t, int id, CUmemAllocationHandleType h = CU_MEM_HANDLE_TYPE_NONE) {
+        CUmemPoolProps p;
+        std::memset(&p, 0, sizeof(p));
+        p.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED;
+        p.handleTypes = h;
+        p.location.type = t;
+        p.location.id = id;
+        p.maxSize = 8 << 20;
+        return p;
+    };
+    CUmemoryPool bad = nullptr;
+    CUmemPoolProps pr = props(CU_MEM_LOCATION_TYPE_DEVICE, 0, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolCreate(&bad, &pr));  // no IPC for managed pools
+    pr = props(CU_MEM_LOCATION_TYPE_DEVICE, 7);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolCreate(&bad, &pr));
+    pr = props(CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT, 0);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolCreate(&bad, &pr));
+    pr = props(CU_MEM_LOCATION_TYPE_HOST_NUMA, 3);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolCreate(&bad, &pr));
+    EXPECT_EQ(nullptr, bad);
+    const CUmemLocationType kinds[] = {CU_MEM_LOCATION_TYPE_NONE, CU_MEM_LOCATION_TYPE_DEVICE,
+                                       CU_MEM_LOCATION_TYPE_HOST, CU_MEM_LOCATION_TYPE_HOST_NUMA};
+    for (CUmemLocationType t : kinds) {
+        SCOPED_TRACE(int(t));
+        pr = props(t, 0);
+        CUmemoryPool pool = nullptr;
+        OK(D.cuMemPoolCreate(&pool, &pr));
+        CUdeviceptr a = alloc(pool, 1000), b = alloc(pool, 1000);
+        ASSERT_NE(0u, a);
+        unsigned char managed = 0;
+        OK(D.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, a));
+        EXPECT_EQ(1, managed);
+        unsigned mt = 0;
+        OK(D.cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, a));
+        EXPECT_EQ(unsigned(CU_MEMORYTYPE_DEVICE), mt);
+        void* host = nullptr;
+        OK(D.cuPointerGetAttribute(&host, CU_POINTER_ATTRIBUTE_HOST_POINTER, a));
+        EXPECT_EQ(reinterpret_cast<void*>(uintptr_t(a)), host);
+        CUmemoryPool owner = nullptr;
+        OK(D.cuPointerGetAttribute(&owner, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, a));
+        EXPECT_EQ(pool, owner);
+        // Device side (no cuMemPoolSetAccess needed), then the host reads and writes it directly.
+        OK(D.cuMemsetD8Async(a, 0x5C, 1000, stream_));
+        OK(D.cuMemcpyAsync(b, a, 1000, stream_));
+        OK(D.cuStreamSynchronize(stream_));
+        EXPECT_EQ(std::vector<unsigned char>(1000, 0x5C), read(b, 1000));
+        const unsigned char* hp = reinterpret_cast<const unsigned char*>(uintptr_t(b));
+        EXPECT_EQ(0x5C, hp[999]);
+        reinterpret_cast<unsigned char*>(uintptr_t(a))[0] = 0x11;
+        EXPECT_EQ(0x11, read(a, 1)[0]);
+        int fd = -1;
+        EXPECT_NE(CUDA_SUCCESS, D.cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        CUmemPoolPtrExportData e;
+        EXPECT_NE(CUDA_SUCCESS, D.cuMemPoolExportPointer(&e, a));
+        OK(D.cuMemFreeAsync(a, stream_));
+        OK(D.cuMemFreeAsync(b, stream_));
+        OK(D.cuMemPoolDestroy(pool));
+    }
+    // The current (here: default) pools of a location: one per location and type, not destroyable.
+    CUmemLocation loc{CU_MEM_LOCATION_TYPE_NONE, 0};
+    CUmemoryPool cur = nullptr, again = nullptr, dev_cur = nullptr, dev_default = nullptr;
+    OK(D.cuMemGetMemPool(&cur, &loc, CU_MEM_ALLOCATION_TYPE_MANAGED));
+    OK(D.cuMemGetMemPool(&again, &loc, CU_MEM_ALLOCATION_TYPE_MANAGED));
+    EXPECT_EQ(cur, again);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemPoolDestroy(cur));
+    CUdeviceptr m = alloc(cur, 128);
+    unsigned char is_managed = 0;
+    OK(D.cuPointerGetAttribute(&is_managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, m));
+    EXPECT_EQ(1, is_managed);
+    OK(D.cuMemFreeAsync(m, stream_));
+    loc = CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    OK(D.cuMemGetMemPool(&again, &loc, CU_MEM_ALLOCATION_TYPE_MANAGED));
+    EXPECT_NE(cur, again);
+    OK(D.cuMemGetMemPool(&dev_cur, &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
+    OK(D.cuDeviceGetMemPool(&dev_default, 0));
+    EXPECT_EQ(dev_default, dev_cur);
+    loc = CUmemLocation{CU_MEM_LOCATION_TYPE_NONE, 0};
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemGetMemPool(&again, &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
+    loc = CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, 9};
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemGetMemPool(&again, &loc, CU_MEM_ALLOCATION_TYPE_MANAGED));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemGetMemPool(nullptr, &loc, CU_MEM_ALLOCATION_TYPE_MANAGED));
+
+    // Memory of an ordinary device pool is not managed.
+    CUmemoryPool dev_pool = make_pool(false);
+    CUdeviceptr d = alloc(dev_pool, 64);
+    unsigned char managed = 1;
+    OK(D.cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, d));
+    EXPECT_EQ(0, managed);
+    OK(D.cuMemFreeAsync(d, stream_));
+    OK(D.cuMemPoolDestroy(dev_pool));
+}
+
 TEST_F(Sim, CallCounts) {
     D.cuSimResetCallCounts();
     EXPECT_EQ(0u, D.cuSimCallCount("cuDeviceGetCount"));

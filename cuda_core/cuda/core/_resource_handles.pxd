@@ -213,6 +213,8 @@ cdef EventHandle event_import_ipc(const ContextHandle& context, const CUipcEvent
 cdef CUresult event_export_ipc(const EventHandle& event, CUipcEventHandle* out) noexcept nogil
 cdef MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const CUmemPoolProps& props) noexcept nogil
 cdef MemoryPoolHandle borrow_current_memory_pool_handle(const ContextHandle& context) noexcept nogil
+cdef MemoryPoolHandle borrow_location_memory_pool_handle(const ContextHandle& context, const CUmemLocation& location,
+                                                         CUmemAllocationType alloc_type) noexcept nogil
 cdef MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) noexcept nogil
 cdef CUresult memory_pool_export_fd(const MemoryPoolHandle& pool, int* fd_out) noexcept nogil
 cdef cbool memory_pool_has_free_reserve(const MemoryPoolHandle& pool, size_t size) noexcept nogil

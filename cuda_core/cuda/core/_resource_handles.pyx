@@ -53,6 +53,8 @@ cdef extern from "resource_handles.hpp" nogil:
         const ContextHandle&, const CUmemPoolProps&)
     MemoryPoolHandle cpp_borrow_current_memory_pool_handle "cuda_core::borrow_current_memory_pool_handle"(
         const ContextHandle&)
+    MemoryPoolHandle cpp_borrow_location_memory_pool_handle "cuda_core::borrow_location_memory_pool_handle"(
+        const ContextHandle&, const CUmemLocation&, CUmemAllocationType)
     MemoryPoolHandle cpp_memory_pool_import_ipc "cuda_core::memory_pool_import_ipc"(const ContextHandle&, int)
     CUresult cpp_memory_pool_export_fd "cuda_core::memory_pool_export_fd"(const MemoryPoolHandle&, int*)
     cbool cpp_memory_pool_has_free_reserve "cuda_core::memory_pool_has_free_reserve"(
@@ -142,6 +144,10 @@ cdef MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, co
 
 cdef MemoryPoolHandle borrow_current_memory_pool_handle(const ContextHandle& context) noexcept nogil:
     return cpp_borrow_current_memory_pool_handle(context)
+
+cdef MemoryPoolHandle borrow_location_memory_pool_handle(const ContextHandle& context, const CUmemLocation& location,
+                                                         CUmemAllocationType alloc_type) noexcept nogil:
+    return cpp_borrow_location_memory_pool_handle(context, location, alloc_type)
 
 cdef MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) noexcept nogil:
     return cpp_memory_pool_import_ipc(context, fd)

@@ -415,8 +415,12 @@ cdef IPCBufferDescriptor Buffer_get_ipc_descriptor(Buffer b):
 
 
 cdef tuple Buffer_reduce_args(Buffer b):
+    # A pool's buffer whose pool is not IPC-enabled (any non-IPC pool, every
+    # managed pool) fails in b.ipc_descriptor, as upstream 1.2.2's
+    # Buffer.__reduce__ does (get_ipc_descriptor: RuntimeError "Memory resource
+    # is not IPC-enabled").
     mr = b._mr
-    if not isinstance(mr, _MemPool) or not (<_MemPool>mr)._ipc_capable:
+    if not isinstance(mr, _MemPool):
         raise TypeError("only buffers of an IPC-enabled DeviceMemoryResource or PinnedMemoryResource can be pickled")
     return (mr, b.ipc_descriptor)
 

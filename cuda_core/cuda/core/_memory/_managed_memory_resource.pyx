@@ -14,8 +14,10 @@ from cuda.core._memory._memory_pool cimport MP_init_create_pool, _MemPool
 from cuda.core._resource_handles cimport (
     CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_LOCATION_TYPE_DEVICE,
     CU_MEM_LOCATION_TYPE_HOST, CU_MEM_LOCATION_TYPE_HOST_NUMA, CU_MEM_LOCATION_TYPE_NONE, CUmemAllocationType,
-    CUmemLocationType, coerce_options, current_device_ordinal, device_attribute, device_count,
+    CUmemLocation, CUmemLocationType, borrow_location_memory_pool_handle, coerce_options, current_device_ordinal,
+    device_attribute, device_count, primary_context, raise_last_error,
 )
+from cuda.core._utils.cuda_utils import CUDAError
 
 from cuda.core._device import Device
 
@@ -93,16 +95,16 @@ cdef tuple _resolve_preferred_location(object opts):
 
 cdef class ManagedMemoryResource(_MemPool):
     """Stream-ordered managed (unified) memory, accessible from the host and
-    every device, from a managed memory pool this resource creates and owns.
+    every device.
 
-    Differs from upstream for ``options=None``: upstream wraps the driver's
-    current managed pool (``cuMemGetMemPool``, which this package's driver table
-    does not load); here a pool with no preferred location is created and owned.
-    IPC is not supported for managed pools (as upstream). Managed pools need a
-    CUDA 13 driver; an older one fails the creation with its
-    :class:`~cuda.core.CUDAError`. Where the platform lacks concurrent managed
-    access, the first resource warns once per process (a :class:`UserWarning`):
-    the host must not touch managed memory while a kernel runs.
+    ``options=None`` wraps the driver's current managed pool with no preferred
+    location (``cuMemGetMemPool``; by default the driver's default managed
+    pool), as upstream: not owned (``is_handle_owned`` is False), never
+    destroyed. With options, a managed pool is created and owned. IPC is not
+    supported for managed pools (as upstream). Managed pools need a CUDA 13
+    driver. Where the platform lacks concurrent managed access, the first
+    resource warns once per process (a :class:`UserWarning`): the host must not
+    touch managed memory while a kernel runs.
 
     Parameters
     ----------
@@ -124,8 +126,11 @@ cdef class ManagedMemoryResource(_MemPool):
         if ordinal < 0:
             ordinal = 0
         self._dev_id = -1
-        MP_init_create_pool(self, ordinal, loc_type, loc_id, <CUmemAllocationType>CU_MEM_ALLOCATION_TYPE_MANAGED,
-                            False, 0)
+        if opts is None:
+            _init_current_managed_pool(self, ordinal, loc_type, loc_id)
+        else:
+            MP_init_create_pool(self, ordinal, loc_type, loc_id,
+                                <CUmemAllocationType>CU_MEM_ALLOCATION_TYPE_MANAGED, False, 0)
         _check_concurrent_managed_access()
 
     @property
@@ -163,6 +168,30 @@ cdef class ManagedMemoryResource(_MemPool):
     def __repr__(self):
         return (f"<ManagedMemoryResource preferred_location={self.preferred_location}"
                 f"{' closed' if not self._pool else ''}>")
+
+
+cdef int _init_current_managed_pool(ManagedMemoryResource self, int ordinal, CUmemLocationType loc_type,
+                                    int loc_id) except -1:
+    """Borrow the driver's current managed pool of the location (not owned)."""
+    cdef CUmemLocation loc
+    loc.type = loc_type
+    loc.id = loc_id
+    self._pool = borrow_location_memory_pool_handle(primary_context(ordinal), loc,
+                                                    <CUmemAllocationType>CU_MEM_ALLOCATION_TYPE_MANAGED)
+    if not self._pool:
+        try:
+            raise_last_error()
+        except CUDAError as exc:
+            # As upstream 1.2.2: a default pool without managed support is named.
+            if "CUDA_ERROR_NOT_SUPPORTED" in str(exc) and not Device().properties.concurrent_managed_access:
+                raise RuntimeError(
+                    "The default memory pool on this device does not support managed allocations (concurrent "
+                    "managed access is not available). Use ManagedMemoryResource(options="
+                    "ManagedMemoryResourceOptions(...)) to create a dedicated managed pool.") from exc
+            raise
+    self._owned = False
+    self._ipc = False
+    return 0
 
 
 cdef bint _concurrent_access_warned = False
