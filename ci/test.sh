@@ -79,6 +79,7 @@ step "pytest, two simulated devices" pytest_on_two_sim_devices
 step "seed reproducer (simulated driver)" seed_on_sim
 step "main job example (simulated driver)" main_job_on_sim
 step "API comparison with cuda-core 1.2.2 (PyPI; no GPU)" bash ci/api_compare.sh
+step "cuda-bindings (PyPI) drives the simulator, one copy with ours" bash ci/bindings_on_sim.sh
 step "upstream's own memory + IPC tests on the simulator (only with .upstream_tests/)" upstream_tests_on_sim
 if [[ $ONLY_PY == 0 ]]; then
     [[ -x ci/cpp_tests.sh ]] && step "GoogleTest (ctest)" bash ci/cpp_tests.sh

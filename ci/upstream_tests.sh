@@ -56,7 +56,7 @@ export PYTHONPATH="$ROOT/$SITE${PYTHONPATH:+:$PYTHONPATH}"
 # A libcuda.so.1 symlink to the very file CUDA_CORE_DRIVER_LIBRARY names, first on
 # LD_LIBRARY_PATH (set before Python starts, inherited by spawned children), makes
 # both load ONE copy (the dynamic loader matches the file's device and inode),
-# so upstream's driver calls and ours share the process state (checked below).
+# so upstream's driver calls and ours share the process state (ci/bindings_on_sim.py checks it).
 if [[ -n ${CUDA_CORE_DRIVER_LIBRARY:-} ]] &&
    "$PY" -c 'import ctypes, sys; ctypes.CDLL(sys.argv[1]).cuSimIsSimulator' "$CUDA_CORE_DRIVER_LIBRARY" 2>/dev/null; then
     SIM_REAL=$(realpath "$CUDA_CORE_DRIVER_LIBRARY")
@@ -64,21 +64,7 @@ if [[ -n ${CUDA_CORE_DRIVER_LIBRARY:-} ]] &&
     ln -sfn "$SIM_REAL" "$OUT/libcuda/libcuda.so.1"
     export LD_LIBRARY_PATH="$ROOT/$OUT/libcuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
     echo "== simulator: cuda-bindings gets $SIM_REAL as libcuda.so.1 (LD_LIBRARY_PATH=$ROOT/$OUT/libcuda)"
-    "$PY" - <<'EOF2'
-import ctypes, os
-from cuda.bindings import driver
-import cuda.core
-from cuda.core import Device
-err, = driver.cuInit(0)
-assert err == driver.CUresult.CUDA_SUCCESS, err
-Device(0).set_current()  # ours retains the primary context and makes it current
-err, ctx = driver.cuCtxGetCurrent()  # upstream's view through cuda-bindings
-assert err == driver.CUresult.CUDA_SUCCESS and int(ctx) != 0, (err, ctx)
-maps = {line.split()[-1] for line in open("/proc/self/maps") if "libcuda" in line or "cuda_sim" in line}
-real = os.path.realpath(os.environ["CUDA_CORE_DRIVER_LIBRARY"])
-assert maps == {real}, f"more than one driver copy mapped: {sorted(maps)}"
-print(f"== one simulator copy in the process ({real}); cuda-bindings sees our current context {int(ctx):#x}")
-EOF2
+    "$PY" ci/bindings_on_sim.py
 fi
 
 # Which cuda.core will the tests see? Must be ours (build/venv), never upstream's.
