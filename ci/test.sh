@@ -5,7 +5,8 @@
 # checks, the upstream patch check and the benchmark smoke test; the wheel
 # (built with no CUDA toolkit visible, auditwheel-repaired, the suite run against
 # it in a clean venv), the install mixed with NVIDIA's cuda-core, the API
-# comparison with cuda-core 1.2.2 (ci/api_compare.sh), the API
+# comparison with cuda-core 1.2.2 (ci/api_compare.sh), upstream's own memory + IPC
+# tests on the simulator when .upstream_tests/ holds them (ci/upstream_tests.sh), the API
 # reference (Sphinx -W); last, that the run left the git tree as it found it
 # (outputs go under build/).
 #   bash ci/test.sh            # everything
@@ -47,6 +48,17 @@ else:
     raise SystemExit("Device() without a driver did not raise")
 PYEOF
 }
+# Upstream's own memory + IPC tests (NVIDIA/cuda-python, unchanged) against our
+# package on the simulator, cuda-bindings driving the same simulator copy. Nothing
+# of upstream's is in the repository: only when a developer put the files in
+# .upstream_tests/ (ci/fetch_upstream_tests.md); CI has none and says so.
+upstream_tests_on_sim() {
+    if [[ ! -d "$ROOT/.upstream_tests" ]]; then
+        echo "not run: no .upstream_tests (upstream's test files are never in the repository; see ci/fetch_upstream_tests.md)"
+        return 0
+    fi
+    CUDA_CORE_DRIVER_LIBRARY="$SIM_LIB" bash ci/upstream_tests.sh "$ROOT/.upstream_tests" -- -p no:warnings
+}
 
 tree_left_clean() {
     local after new
@@ -67,6 +79,8 @@ step "pytest, two simulated devices" pytest_on_two_sim_devices
 step "seed reproducer (simulated driver)" seed_on_sim
 step "main job example (simulated driver)" main_job_on_sim
 step "API comparison with cuda-core 1.2.2 (PyPI; no GPU)" bash ci/api_compare.sh
+step "cuda-bindings (PyPI) drives the simulator, one copy with ours" bash ci/bindings_on_sim.sh
+step "upstream's own memory + IPC tests on the simulator (only with .upstream_tests/)" upstream_tests_on_sim
 if [[ $ONLY_PY == 0 ]]; then
     [[ -x ci/cpp_tests.sh ]] && step "GoogleTest (ctest)" bash ci/cpp_tests.sh
     [[ -x ci/thread_safety.sh ]] && step "clang thread-safety analysis + negative compiles" bash ci/thread_safety.sh

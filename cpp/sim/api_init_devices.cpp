@@ -130,6 +130,7 @@ SIM_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int* pi, CUdevice_attribute att
         case CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED: v = 1; break;
         case CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES: v = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR; break;
         case CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID: v = 0; break;
+        // Pinned pools (HOST_NUMA id 0, HOST) are simulated, as on a Hopper with CUDA 13.
         case CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED: v = 1; break;
         case CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED: v = 1; break;
         default: v = 0; break;

@@ -211,6 +211,10 @@ TEST_F(Sim, DevicesAndAttributes) {
     EXPECT_EQ(9, attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR));
     EXPECT_EQ(0, attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR));
     EXPECT_EQ(0, attr(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID));
+    // Pinned pools are simulated, so the device says it supports them
+    // (upstream's tests skip every PinnedMR case otherwise).
+    EXPECT_EQ(1, attr(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED));
+    EXPECT_EQ(1, attr(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED));
     EXPECT_EQ(1, attr(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING));
     EXPECT_GT(attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT), 0);
     EXPECT_EQ(0, attr(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID));
@@ -950,7 +954,9 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         CUDA_CORE_DRIVER_FUNCTIONS(SIMT_NAME)
 #undef SIMT_NAME
         "cuSimIsSimulator", "cuSimCallCount", "cuSimResetCallCounts", "cuSimMaxConcurrentCalls",
-        "cuSimStaleAccessCount", "cuSimLastStaleAccess", "cuSimLastFreeStream"};
+        "cuSimStaleAccessCount", "cuSimLastStaleAccess", "cuSimLastFreeStream",
+        // cuGetProcAddress (CUDA 11.3) and SIMT_STR(cuGetProcAddress) = cuGetProcAddress_v2 (CUDA 12)
+        "cuGetProcAddress", SIMT_STR(cuGetProcAddress)};
     std::string cmd = std::string("nm -D --defined-only '") + path + "' 2>&1";
     FILE* nm = popen(cmd.c_str(), "r");
     ASSERT_NE(nm, nullptr) << cmd;
@@ -1034,4 +1040,52 @@ TEST_F(Sim, LibrariesKernelsAndTheFillStandIn) {
     EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuKernelGetParamInfo(fill, 0, &offset, &size));
     OK(D.cuMemFreeAsync(dst, stream_));
     OK(D.cuMemPoolDestroy(pool));
+
+// cuGetProcAddress, as cuda-bindings uses it: base names resolve to the
+// simulator's own exported entry points, the version picks the _vN variant,
+// unknown names and too old versions give no pointer.
+TEST(SimProcAddress, ResolvesOwnSymbolsByBaseNameAndVersion) {
+    if (is_child()) GTEST_SKIP() << "runs in the parent only";
+    const char* path = std::getenv("CUDA_SIM_LIBRARY_PATH");
+    if (!path || !*path) path = CUDA_SIM_LIBRARY_PATH;
+    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(h, nullptr) << dlerror();
+    using V2 = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+    using V1 = CUresult (*)(const char*, void**, int, cuuint64_t);
+    auto v2 = reinterpret_cast<V2>(dlsym(h, SIMT_STR(cuGetProcAddress)));
+    auto v1 = reinterpret_cast<V1>(dlsym(h, "cuGetProcAddress"));
+    ASSERT_NE(v2, nullptr);
+    ASSERT_NE(v1, nullptr);
+    void* p = nullptr;
+    auto st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    // Works before cuInit (this test may run first in a fresh process).
+    EXPECT_EQ(v2("cuInit", &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &st), CUDA_SUCCESS);
+    EXPECT_EQ(st, CU_GET_PROC_ADDRESS_SUCCESS);
+    EXPECT_EQ(p, dlsym(h, "cuInit"));
+    // Versioned: cuStreamDestroy at 4000+ is cuStreamDestroy_v2; cuMemGetAddressRange at 3020+ is _v2.
+    EXPECT_EQ(v2("cuStreamDestroy", &p, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st), CUDA_SUCCESS);
+    EXPECT_EQ(p, dlsym(h, "cuStreamDestroy_v2"));
+    EXPECT_EQ(v2("cuMemGetAddressRange", &p, 3020, CU_GET_PROC_ADDRESS_DEFAULT, &st), CUDA_SUCCESS);
+    EXPECT_EQ(p, dlsym(h, "cuMemGetAddressRange_v2"));
+    EXPECT_EQ(v1("cuEventElapsedTime", &p, 12080, 0), CUDA_SUCCESS);
+    EXPECT_EQ(p, dlsym(h, "cuEventElapsedTime_v2"));
+    // The CUDA 2.0 ABI (cuStreamDestroy, not _v2) is not simulated.
+    p = &p;
+    EXPECT_EQ(v2("cuStreamDestroy", &p, 2000, CU_GET_PROC_ADDRESS_DEFAULT, &st), CUDA_ERROR_NOT_FOUND);
+    EXPECT_EQ(p, nullptr);
+    EXPECT_EQ(st, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+    // Unknown to the simulator, a decorated name, a simulator helper: not found.
+    for (const char* name : {"cuNoSuchFunction", "cuModuleLoadData", "cuStreamDestroy_v2", "cuSimCallCount"}) {
+        p = &p;
+        EXPECT_EQ(v2(name, &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &st), CUDA_ERROR_NOT_FOUND) << name;
+        EXPECT_EQ(p, nullptr) << name;
+        EXPECT_EQ(st, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND) << name;
+        EXPECT_EQ(v1(name, &p, 12000, 0), CUDA_ERROR_NOT_FOUND) << name;
+    }
+    // A version newer than the driver's (13000), bad flags, null arguments.
+    EXPECT_EQ(v2("cuInit", &p, 13010, 0, &st), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_EQ(v2("cuInit", &p, 12000, 1u << 5, &st), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_EQ(v2(nullptr, &p, 12000, 0, &st), CUDA_ERROR_INVALID_VALUE);
+    EXPECT_EQ(v2("cuInit", nullptr, 12000, 0, &st), CUDA_ERROR_INVALID_VALUE);
+    dlclose(h);
 }
