@@ -58,9 +58,9 @@ def test_upstream_internal_names_exist():
     from cuda.core._utils.cuda_utils import CUDAError, handle_return  # noqa: F401
 
     assert hasattr(_device, "_tls") and callable(_stream.Stream_accept)
-    from cuda.core import Device  # noqa: F401  (Device.get_all_devices is a staticmethod, as upstream)
+    from cuda.core import Device  # noqa: F401  (Device.get_all_devices is a classmethod, as upstream 1.2.2)
 
-    assert isinstance(Device.__dict__["get_all_devices"], staticmethod)
+    assert isinstance(Device.__dict__["get_all_devices"], classmethod)
     assert _stream.default_stream() in (_stream.LEGACY_DEFAULT_STREAM, _stream.PER_THREAD_DEFAULT_STREAM)
 
 

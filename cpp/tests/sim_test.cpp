@@ -1040,6 +1040,7 @@ TEST_F(Sim, LibrariesKernelsAndTheFillStandIn) {
     EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuKernelGetParamInfo(fill, 0, &offset, &size));
     OK(D.cuMemFreeAsync(dst, stream_));
     OK(D.cuMemPoolDestroy(pool));
+}
 
 // cuGetProcAddress, as cuda-bindings uses it: base names resolve to the
 // simulator's own exported entry points, the version picks the _vN variant,

@@ -249,10 +249,11 @@ class Device:
             raise ValueError(f"device_id must be within [0, {len(devices)}), got {device_id}")
         return devices[device_id]
 
-    @staticmethod
-    def get_all_devices():
-        """Every visible device, a tuple of :class:`Device` in ordinal order."""
-        return tuple(Device(i) for i in range(device_count()))
+    @classmethod
+    def get_all_devices(cls):
+        """Every visible device, a tuple of :class:`Device` in ordinal order
+        (a classmethod, as upstream's)."""
+        return tuple(cls(i) for i in range(device_count()))
 
     @property
     def device_id(self):
