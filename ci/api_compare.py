@@ -25,7 +25,8 @@ defaults (a stub default of ``...`` matches any default).
 
 The subset is /work/shared/API.md (Device, Stream, Event, the memory resources,
 Buffer, the IPC types, CUDAError) plus ManagedMemoryResource(+Options),
-LegacyPinnedMemoryResource, the kernel classes (Program, ProgramOptions,
+LegacyPinnedMemoryResource, VirtualMemoryResource(+Options) and the
+cuda.core.typing.VirtualMemory* enums, the kernel classes (Program, ProgramOptions,
 ObjectCode, Kernel, LaunchConfig, launch: issue 17), Device.get_all_devices, cuda.core._device._tls,
 cuda.core._stream.Stream_accept and cuda.core._utils.cuda_utils.{CUDAError,
 handle_return, driver}. Each entry is a dotted path as upstream code reaches
@@ -67,6 +68,7 @@ TOP_LEVEL = [
     "PinnedMemoryResource", "PinnedMemoryResourceOptions",
     "ManagedMemoryResource", "ManagedMemoryResourceOptions",
     "LegacyPinnedMemoryResource",
+    "VirtualMemoryResource", "VirtualMemoryResourceOptions",
     "Device", "Context",
     "Stream", "StreamOptions", "LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM",
     "Event", "EventOptions",
@@ -83,6 +85,11 @@ EXPLICIT = [
     "cuda.core._utils.cuda_utils.CUDAError",
     "cuda.core._utils.cuda_utils.handle_return",
     "cuda.core._utils.cuda_utils.driver",
+    "cuda.core.typing.VirtualMemoryAccessType",
+    "cuda.core.typing.VirtualMemoryAllocationType",
+    "cuda.core.typing.VirtualMemoryGranularityType",
+    "cuda.core.typing.VirtualMemoryHandleType",
+    "cuda.core.typing.VirtualMemoryLocationType",
 ]
 # Modules of the subset: each must import, and every name in upstream's
 # ``__all__`` for it is part of the surface.
@@ -93,6 +100,7 @@ ALL_OF = [
     "cuda.core._memory._pinned_memory_resource",
     "cuda.core._memory._managed_memory_resource",
     "cuda.core._memory._legacy",
+    "cuda.core._memory._virtual_memory_resource",
     "cuda.core._device",
     "cuda.core._stream",
     "cuda.core._event",
@@ -106,6 +114,7 @@ MEMORY_PACKAGE = [
     "Buffer", "MemoryResource", "DeviceMemoryResource", "DeviceMemoryResourceOptions",
     "PinnedMemoryResource", "PinnedMemoryResourceOptions", "ManagedMemoryResource",
     "ManagedMemoryResourceOptions", "LegacyPinnedMemoryResource",
+    "VirtualMemoryResource", "VirtualMemoryResourceOptions",
 ]
 # Dunders that are part of the behaviour users and tests rely on; compared
 # when upstream or ours defines them (i.e. they are not object's own).
@@ -124,6 +133,7 @@ MEMBER_SUBSET = {
         "handle_type_posix_file_descriptor_supported", "host_numa_id",
         "host_memory_pools_supported", "host_numa_memory_pools_supported",
         "concurrent_managed_access", "managed_memory",
+        "virtual_memory_management_supported", "gpu_direct_rdma_supported",
     ],
 }
 # Private members that upstream's own tests call (cuda_core/tests/memory_ipc:

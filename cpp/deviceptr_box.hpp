@@ -8,6 +8,8 @@
 //   PoolAllocationBox  an allocation from one of our pools: freed on a stream
 //   IpcImportBox       a mapping of another process's allocation: freed on a
 //                      stream; a cached one also leaves the IPC import cache
+//   VmmMappingBox      a VMM mapping (vmm.cpp): owns its reservation and its
+//                      physical allocations; unmapped synchronously
 // Every box is deleted through its exact type (the base's destructor is
 // protected and not virtual).
 #pragma once
@@ -27,7 +29,7 @@
 
 namespace cuda_core {
 
-enum class DevicePtrKind : unsigned char { borrowed, pool_allocation, ipc_import };
+enum class DevicePtrKind : unsigned char { borrowed, pool_allocation, ipc_import, vmm_mapping };
 
 struct DevicePtrBox {
     const CUdeviceptr ptr;
@@ -111,6 +113,10 @@ private:
 };
 
 namespace detail {
+
+// The size of a vmm_mapping box, and whether it is an import (vmm.cpp, where the box type lives).
+std::size_t vmm_mapping_size(const DevicePtrBox& box) noexcept;
+bool vmm_mapping_is_imported(const DevicePtrBox& box) noexcept;
 
 // The context a stream-ordered call on `stream` needs: the stream's own, or
 // (default and foreign streams carry none) that of the pool's device.

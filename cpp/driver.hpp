@@ -84,7 +84,17 @@ namespace cuda_core {
     X(cuLibraryGetKernel)             \
     X(cuKernelGetAttribute)           \
     X(cuKernelGetParamInfo)           \
-    X(cuLaunchKernelEx)
+    X(cuLaunchKernelEx)               \
+    X(cuMemGetAllocationGranularity)  \
+    X(cuMemCreate)                    \
+    X(cuMemRelease)                   \
+    X(cuMemAddressReserve)            \
+    X(cuMemAddressFree)               \
+    X(cuMemMap)                       \
+    X(cuMemUnmap)                     \
+    X(cuMemSetAccess)                 \
+    X(cuMemExportToShareableHandle)   \
+    X(cuMemImportFromShareableHandle)
 
 // The entry points. Member `cuFoo_` has the exact type of cuda.h's cuFoo.
 struct DriverTable {

@@ -1,4 +1,4 @@
-// ipc_import.cpp - deviceptr_import_ipc and the per-process IPC import cache.
+// ipc_import.cpp - deviceptr_import_ipc and the per-process IPC import cache (which vmm_import_ipc shares).
 //
 // Per key: absent -> importing -> live(weak) -> absent, every transition under
 // ipc_cache_mutex. A live entry whose weak_ptr has expired is being released:
@@ -33,37 +33,9 @@ using detail::require_driver;
 
 namespace {
 
-struct CacheKey {
-    CUmemoryPool pool;
-    IpcExportBytes bytes;
-    std::size_t hash;  // of (pool, bytes): cache_key_hash(), computed once per import and once per release
-    bool operator==(const CacheKey& other) const noexcept { return pool == other.pool && bytes == other.bytes; }
-};
-
-// The in-process key hash: mixes the pool and the 64 bytes eight at a time in
-// host byte order (a byte-wise loop cost ~4x more). Free to change: it never
-// leaves the process (the descriptor's wire checksum is ipc_descriptor.hpp's,
-// and shares nothing with this).
-std::size_t cache_key_hash(CUmemoryPool pool, const IpcExportBytes& bytes) noexcept {
-    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ reinterpret_cast<std::uintptr_t>(pool);
-    for (std::size_t i = 0; i < bytes.size(); i += 8) {
-        std::uint64_t word;
-        std::memcpy(&word, bytes.data() + i, sizeof word);
-        h = (h ^ word) * 0xFF51AFD7ED558CCDull;
-        h ^= h >> 32;
-    }
-    return static_cast<std::size_t>(h);
-}
-
-// Owns nothing: the key of (pool, bytes) with its hash folded once (the
-// lookups, the emplace, the publish and the erase reuse it).
-CacheKey make_cache_key(CUmemoryPool pool, const IpcExportBytes& bytes) noexcept {
-    return CacheKey{pool, bytes, cache_key_hash(pool, bytes)};
-}
-
 // The stored hash: no re-hash per lookup (issue 13: 5 folds per import+close -> 2).
 struct CacheKeyHash {
-    std::size_t operator()(const CacheKey& key) const noexcept { return key.hash; }
+    std::size_t operator()(const ImportCacheKey& key) const noexcept { return key.hash; }
 };
 
 enum class EntryState { importing, live };
@@ -79,7 +51,7 @@ DevicePtrHandle live_handle(const CacheEntry& entry) noexcept {
     return entry.state == EntryState::live ? entry.live.lock() : DevicePtrHandle{};
 }
 
-std::unordered_map<CacheKey, CacheEntry, CacheKeyHash> ipc_cache GUARDED_BY(ipc_cache_mutex);
+std::unordered_map<ImportCacheKey, CacheEntry, CacheKeyHash> ipc_cache GUARDED_BY(ipc_cache_mutex);
 std::uint64_t ipc_cache_generation GUARDED_BY(ipc_cache_mutex) = 0;
 std::size_t ipc_cache_waiters GUARDED_BY(ipc_cache_mutex) = 0;  // threads in wait_for_cache_change
 std::condition_variable_any ipc_cache_changed;
@@ -94,40 +66,36 @@ void wait_for_cache_change(MutexLock& lock) NO_THREAD_SAFETY_ANALYSIS {
 // Requires the lock: whether a change must be announced (someone waits).
 bool cache_has_waiters() REQUIRES(ipc_cache_mutex) { return ipc_cache_waiters != 0; }
 
-// Requires the lock: erases the entry of `box`'s generation; returns whether
+// Requires the lock: erases `key`'s entry of `generation`; returns whether
 // a waiter must be woken.
-bool erase_cache_entry(const IpcImportBox* box) REQUIRES(ipc_cache_mutex) {
-    auto it = ipc_cache.find(make_cache_key(box->pool->pool, box->key));
-    if (it != ipc_cache.end() && it->second.generation == box->generation) ipc_cache.erase(it);
+bool erase_cache_entry(const ImportCacheKey& key, std::uint64_t generation) REQUIRES(ipc_cache_mutex) {
+    auto it = ipc_cache.find(key);
+    if (it != ipc_cache.end() && it->second.generation == generation) ipc_cache.erase(it);
     return cache_has_waiters();
 }
 
-// Erases `box`'s entry if the lock is free right now (try_lock never waits, so
+// Erases the entry if the lock is free right now (try_lock never waits, so
 // the caller may be attached to the GIL); false if the lock was busy.
-bool try_erase_cache_entry(const IpcImportBox* box) noexcept {
+bool try_erase_cache_entry(const ImportCacheKey& key, std::uint64_t generation) noexcept {
     if (!ipc_cache_mutex.try_lock()) return false;
-    bool wake = erase_cache_entry(box);
+    bool wake = erase_cache_entry(key, generation);
     ipc_cache_mutex.unlock();
     if (wake) ipc_cache_changed.notify_all();
     return true;
 }
 
+// The cache key of a pool import.
+ImportCacheKey pool_key(CUmemoryPool pool, const IpcExportBytes& bytes) noexcept {
+    return make_import_cache_key(ImportKind::pool_pointer, pool, bytes);
+}
+
 // Deleter of cached imports: free (enqueue only, no lock held; the expired
-// entry keeps importers of the key waiting), erase own entry, wake waiters,
-// report. Stays attached to the GIL unless the cache lock is busy: then it
-// detaches before waiting for the lock. (A GIL round trip per close costs
-// ~0.2 us alone and a thread hand-off when other threads wait for the GIL.)
+// entry keeps importers of the key waiting), leave the cache (attached to the
+// GIL unless the cache lock is busy: a GIL round trip per close costs ~0.2 us
+// alone and a thread hand-off when other threads wait for the GIL), report.
 void release_cached_import(const IpcImportBox* box) noexcept {
     CUresult result = free_on_stream(box);
-    if (!try_erase_cache_entry(box)) {
-        GILReleaseGuard gil;
-        bool wake = false;
-        {
-            MutexLock lock(ipc_cache_mutex);
-            wake = erase_cache_entry(box);
-        }
-        if (wake) ipc_cache_changed.notify_all();
-    }
+    detail::leave_import_cache(pool_key(box->pool->pool, box->key), box->generation);
     delete box;
     if (result != CUDA_SUCCESS) report_cleanup_failure("cuMemFreeAsync (imported IPC allocation)", result);
 }
@@ -163,7 +131,7 @@ DevicePtrHandle import_claimed_in_context(const MemoryPoolHandle& pool, const Ip
 // Requires the lock: claims the absent `key` (state importing, a fresh
 // generation) and returns the generation; 0 when the entry could not be
 // allocated (nothing claimed).
-std::uint64_t claim_absent_key(const CacheKey& key) REQUIRES(ipc_cache_mutex) {
+std::uint64_t claim_absent_key(const ImportCacheKey& key) REQUIRES(ipc_cache_mutex) {
     try {
         const std::uint64_t generation = ipc_cache_generation + 1;
         ipc_cache.emplace(key, CacheEntry{EntryState::importing, generation, {}});
@@ -177,7 +145,7 @@ std::uint64_t claim_absent_key(const CacheKey& key) REQUIRES(ipc_cache_mutex) {
 // Requires the lock: ends this thread's claim of `generation` on `key`: live
 // (a weak reference to `handle`) or, when `handle` is empty, erased. Returns
 // whether a waiter must be woken.
-bool publish_claim(const CacheKey& key, std::uint64_t generation, const DevicePtrHandle& handle)
+bool publish_claim(const ImportCacheKey& key, std::uint64_t generation, const DevicePtrHandle& handle)
     REQUIRES(ipc_cache_mutex) {
     auto it = ipc_cache.find(key);
     if (it != ipc_cache.end() && it->second.generation == generation) {
@@ -191,57 +159,20 @@ bool publish_claim(const CacheKey& key, std::uint64_t generation, const DevicePt
     return cache_has_waiters();
 }
 
-// The live import of `key` if the cache lock is free right now and the key is
-// live; empty otherwise. An absent key is claimed in the same lock section
-// (*claimed = its generation; the caller must import and publish it). Never
-// waits (try_lock), so the caller may be attached to the GIL.
-DevicePtrHandle find_or_claim_without_waiting(const CacheKey& key, std::uint64_t* claimed) noexcept {
-    if (!ipc_cache_mutex.try_lock()) return {};
-    DevicePtrHandle hit;
-    auto it = ipc_cache.find(key);
-    if (it != ipc_cache.end()) {
-        hit = live_handle(it->second);
-    } else {
-        *claimed = claim_absent_key(key);
-    }
-    ipc_cache_mutex.unlock();
-    return hit;
-}
+struct PoolImportRequest {
+    const MemoryPoolHandle* pool;
+    const IpcExportBytes* bytes;
+    const StreamHandle* stream;
+};
 
-// Owns the import it returns; requires being detached from the GIL and no
-// lock held. With `generation` 0, waits (the lock released) while the key is
-// importing or being released, then returns a live hit or claims the key;
-// with a generation, the key is already this thread's claim. Imports the
-// claim with no lock held and publishes it. Sets the last error when empty.
-DevicePtrHandle import_detached(const MemoryPoolHandle& pool, const CacheKey& key, const StreamHandle& stream,
-                                std::uint64_t generation) REQUIRES(gil_detached) EXCLUDES(ipc_cache_mutex) {
-    if (generation == 0) {
-        MutexLock lock(ipc_cache_mutex);
-        for (;;) {
-            auto it = ipc_cache.find(key);
-            if (it == ipc_cache.end()) break;
-            if (DevicePtrHandle hit = live_handle(it->second)) return hit;
-            // importing, or live but expired (being released: its deleter frees, then erases)
-            wait_for_cache_change(lock);
-        }
-        generation = claim_absent_key(key);
-        if (generation == 0) return fail<DevicePtrHandle>(CUDA_ERROR_OUT_OF_MEMORY);
-    }
-
-    // The slow driver call runs with no lock held: other keys import concurrently.
+// The driver import of one claimed pool key (a MakeImport): no lock held, GIL
+// released; the stream's context is made current for the call.
+DevicePtrHandle import_pool_pointer(std::uint64_t generation, void* arg) noexcept {
+    const PoolImportRequest& q = *static_cast<const PoolImportRequest*>(arg);
+    ContextScopeGuard scope(context_for(*q.stream, *q.pool));
+    if (scope.status() != CUDA_SUCCESS) return fail<DevicePtrHandle>(scope.status());
     CUresult r = CUDA_SUCCESS;
-    DevicePtrHandle handle;
-    {
-        ContextScopeGuard scope(context_for(stream, pool));
-        r = scope.status();
-        if (r == CUDA_SUCCESS) handle = import_claimed_in_context(pool, key.bytes, stream, generation, &r);
-    }
-    bool wake = false;
-    {
-        MutexLock lock(ipc_cache_mutex);
-        wake = publish_claim(key, generation, handle);
-    }
-    if (wake) ipc_cache_changed.notify_all();
+    DevicePtrHandle handle = import_claimed_in_context(*q.pool, *q.bytes, *q.stream, generation, &r);
     if (!handle) set_last_error(r);
     return handle;
 }
@@ -255,7 +186,7 @@ enum class BatchStep : unsigned char {
 };
 
 struct BatchItem {
-    CacheKey key{};
+    ImportCacheKey key{};
     BatchStep step = BatchStep::done;
     std::uint64_t generation = 0;
     std::size_t alias_of = 0;
@@ -343,6 +274,77 @@ DevicePtrHandle import_with_legacy_order(const MemoryPoolHandle& pool, const Ipc
 
 }  // namespace
 
+// Owns nothing: hashes (kind, scope, bytes) eight bytes at a time in host
+// byte order (a byte-wise loop cost ~4x more). Free to change: it never leaves
+// the process.
+ImportCacheKey make_import_cache_key(ImportKind kind, const void* scope, const IpcExportBytes& bytes) noexcept {
+    std::uint64_t h = 0x9E3779B97F4A7C15ull ^ reinterpret_cast<std::uintptr_t>(scope) ^ (std::uint64_t(kind) << 56);
+    for (std::size_t i = 0; i < bytes.size(); i += 8) {
+        std::uint64_t word;
+        std::memcpy(&word, bytes.data() + i, sizeof word);
+        h = (h ^ word) * 0xFF51AFD7ED558CCDull;
+        h ^= h >> 32;
+    }
+    return ImportCacheKey{kind, scope, bytes, static_cast<std::size_t>(h)};
+}
+
+// Owns nothing; never waits (try_lock), so the caller may be attached.
+DevicePtrHandle detail::find_or_claim_without_waiting(const ImportCacheKey& key, std::uint64_t* claimed) noexcept {
+    if (!ipc_cache_mutex.try_lock()) return {};
+    DevicePtrHandle hit;
+    auto it = ipc_cache.find(key);
+    if (it != ipc_cache.end()) {
+        hit = live_handle(it->second);
+    } else {
+        *claimed = claim_absent_key(key);
+    }
+    ipc_cache_mutex.unlock();
+    return hit;
+}
+
+// Owns the import it returns (shared with other holders of the key); takes
+// ipc_cache_mutex only while detached, never across `make`.
+DevicePtrHandle detail::import_through_cache(const ImportCacheKey& key, std::uint64_t generation, MakeImport make,
+                                             void* arg) noexcept {
+    if (generation == 0) {
+        MutexLock lock(ipc_cache_mutex);
+        for (;;) {
+            auto it = ipc_cache.find(key);
+            if (it == ipc_cache.end()) break;
+            if (DevicePtrHandle hit = live_handle(it->second)) return hit;
+            // importing, or live but expired (being released: its deleter frees, then erases)
+            wait_for_cache_change(lock);
+        }
+        generation = claim_absent_key(key);
+        if (generation == 0) return fail<DevicePtrHandle>(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+
+    // The slow driver calls run with no lock held: other keys import concurrently.
+    DevicePtrHandle handle = make(generation, arg);
+    CUresult r = handle ? CUDA_SUCCESS : take_last_error();
+    if (!handle && r == CUDA_SUCCESS) r = CUDA_ERROR_UNKNOWN;
+    bool wake = false;
+    {
+        MutexLock lock(ipc_cache_mutex);
+        wake = publish_claim(key, generation, handle);
+    }
+    if (wake) ipc_cache_changed.notify_all();
+    if (!handle) set_last_error(r);
+    return handle;
+}
+
+// Owns nothing; waits for the lock only detached.
+void detail::leave_import_cache(const ImportCacheKey& key, std::uint64_t generation) noexcept {
+    if (try_erase_cache_entry(key, generation)) return;
+    GILReleaseGuard gil;
+    bool wake = false;
+    {
+        MutexLock lock(ipc_cache_mutex);
+        wake = erase_cache_entry(key, generation);
+    }
+    if (wake) ipc_cache_changed.notify_all();
+}
+
 // Owns the import it returns (shared with other holders of the key); releases
 // the GIL before taking ipc_cache_mutex and the lock before re-taking the GIL.
 DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
@@ -358,14 +360,15 @@ DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExpo
         return import_uncached(pool, bytes, stream);
     }
 #endif
-    const CacheKey key = make_cache_key(pool->pool, bytes);
+    const ImportCacheKey key = pool_key(pool->pool, bytes);
     std::uint64_t generation = 0;
     // A live hit found without waiting is returned still attached (no GIL round
     // trip); an absent key is claimed in that same lock section.
-    if (DevicePtrHandle hit = find_or_claim_without_waiting(key, &generation)) return hit;
+    if (DevicePtrHandle hit = detail::find_or_claim_without_waiting(key, &generation)) return hit;
 
     GILReleaseGuard gil;  // before the lock: the lock is dropped before the GIL is re-taken
-    return import_detached(pool, key, stream, generation);
+    PoolImportRequest request{&pool, &bytes, &stream};
+    return detail::import_through_cache(key, generation, &import_pool_pointer, &request);
 }
 
 // Owns nothing on return but what out[] holds; releases the GIL at most once
@@ -402,7 +405,7 @@ void deviceptr_import_ipc_batch(const MemoryPoolHandle& pool, const IpcExportByt
     } catch (...) {
         return fail_all(CUDA_ERROR_OUT_OF_MEMORY);
     }
-    for (std::size_t i = 0; i < n; ++i) items[i].key = make_cache_key(pool->pool, keys[i]);
+    for (std::size_t i = 0; i < n; ++i) items[i].key = pool_key(pool->pool, keys[i]);
 
     // 1. Attached pass (try_lock: never waits). Every key a hit: done, no GIL round trip.
     bool classified = false;
@@ -449,7 +452,8 @@ void deviceptr_import_ipc_batch(const MemoryPoolHandle& pool, const IpcExportByt
     //    as a single import (waits with the lock released; nvbug 5570902 rule kept).
     for (std::size_t i = 0; i < n; ++i) {
         if (items[i].step != BatchStep::wait) continue;
-        out[i] = import_detached(pool, items[i].key, stream, 0);
+        PoolImportRequest request{&pool, &items[i].key.bytes, &stream};
+        out[i] = detail::import_through_cache(items[i].key, 0, &import_pool_pointer, &request);
         if (!out[i]) errors[i] = take_last_error();
     }
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "handles.hpp"
 #include "ipc_descriptor.hpp"
@@ -42,5 +43,62 @@ void deviceptr_import_ipc_batch(const MemoryPoolHandle& pool, const IpcExportByt
 
 // Number of entries (any state) in the IPC import cache, for tests.
 std::size_t ipc_cache_size() noexcept EXCLUDES(ipc_cache_mutex);
+
+// ---------------------------------------------------------------- the cache, for every kind of import
+// (internal to cpp/: deviceptr_import_ipc here and vmm_import_ipc in vmm.cpp
+// share one cache, one lock and one state machine)
+
+enum class ImportKind : unsigned char { pool_pointer, vmm_allocation };
+
+// What names one exported allocation to this process.
+//   pool_pointer:   scope = the importing CUmemoryPool, bytes = the 64 export bytes
+//   vmm_allocation: scope = the importing CUcontext, bytes = the 16-byte
+//                   VmmAllocationId, then the size (8 bytes), then zeros
+// `hash` is make_import_cache_key's, folded once per import and once per
+// release (the lookups, the claim, the publish and the erase reuse it).
+struct ImportCacheKey {
+    ImportKind kind = ImportKind::pool_pointer;
+    const void* scope = nullptr;
+    IpcExportBytes bytes{};
+    std::size_t hash = 0;
+    bool operator==(const ImportCacheKey& other) const noexcept {
+        return kind == other.kind && scope == other.scope && bytes == other.bytes;
+    }
+};
+
+// Owns nothing: the key of (kind, scope, bytes) with its in-process hash. The
+// hash never leaves the process (the descriptor's wire checksum is
+// ipc_descriptor.hpp's, and shares nothing with it).
+ImportCacheKey make_import_cache_key(ImportKind kind, const void* scope, const IpcExportBytes& bytes) noexcept;
+
+namespace detail {
+
+// Makes the import of a key this thread claimed (called with no lock held and
+// the GIL released); sets the last error when it returns empty. The handle it
+// returns must leave the cache through leave_import_cache(key, generation)
+// when it is released.
+using MakeImport = DevicePtrHandle (*)(std::uint64_t generation, void* arg) noexcept;
+
+// The live import of `key` if the cache lock is free right now and the key is
+// live; empty otherwise. An absent key is claimed in the same lock section
+// (*claimed = its generation: the caller must pass it to import_through_cache).
+// Never waits (try_lock), so the caller may be attached to the GIL.
+DevicePtrHandle find_or_claim_without_waiting(const ImportCacheKey& key, std::uint64_t* claimed) noexcept
+    EXCLUDES(ipc_cache_mutex);
+
+// The cache's state machine. With `claimed` 0: returns the live import of
+// `key`, waits (the lock released) while it is importing or being released,
+// or claims it; with a generation, the key is already this thread's claim.
+// Then calls `make` with no lock held and publishes the result. Requires the
+// GIL released. Sets the last error when empty.
+DevicePtrHandle import_through_cache(const ImportCacheKey& key, std::uint64_t claimed, MakeImport make,
+                                     void* arg) noexcept REQUIRES(gil_detached) EXCLUDES(ipc_cache_mutex);
+
+// Called by a cached import's deleter after its release: erases the entry of
+// `generation` and wakes waiters. Tries the lock attached first; detaches
+// from the GIL before waiting for it.
+void leave_import_cache(const ImportCacheKey& key, std::uint64_t generation) noexcept EXCLUDES(ipc_cache_mutex);
+
+}  // namespace detail
 
 }  // namespace cuda_core

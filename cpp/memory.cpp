@@ -171,7 +171,8 @@ CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* bytes_
 
 // Owns nothing; the handle keeps `stream` alive until its release.
 void set_deallocation_stream(const DevicePtrHandle& ptr, const StreamHandle& stream) noexcept {
-    if (!ptr || !stream || ptr->kind == DevicePtrKind::borrowed) return;
+    if (!ptr || !stream) return;
+    if (ptr->kind != DevicePtrKind::pool_allocation && ptr->kind != DevicePtrKind::ipc_import) return;
     const auto& box = static_cast<const StreamOrderedPtrBox&>(*ptr);
     std::atomic_store(&box.free_stream, stream);
     box.free_stream_set.store(true, std::memory_order_release);
@@ -193,11 +194,14 @@ std::size_t deviceptr_size(const DevicePtrHandle& ptr) noexcept {
             ContextScopeGuard scope(static_cast<const IpcImportBox&>(*ptr).pool->context);
             return scope.status() == CUDA_SUCCESS ? mapping_size(ptr->ptr) : 0;
         }
+        case DevicePtrKind::vmm_mapping:
+            return detail::vmm_mapping_size(*ptr);
     }
     return 0;
 }
 
 bool deviceptr_is_imported(const DevicePtrHandle& ptr) noexcept {
+    if (ptr && ptr->kind == DevicePtrKind::vmm_mapping) return detail::vmm_mapping_is_imported(*ptr);
     return ptr && ptr->kind == DevicePtrKind::ipc_import;
 }
 

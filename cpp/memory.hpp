@@ -64,7 +64,7 @@ DevicePtrHandle borrow_deviceptr_handle(CUdeviceptr ptr, std::size_t size) noexc
 CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* bytes_out) noexcept;
 
 // Makes the next release of `ptr` happen on `stream` (Buffer.close(stream));
-// no effect on borrowed memory, which is never freed.
+// no effect on borrowed memory, which is never freed, nor on VMM mappings (released synchronously).
 void set_deallocation_stream(const DevicePtrHandle& ptr, const StreamHandle& stream) noexcept;
 
 // ---------------------------------------------------------------- accessors
@@ -72,7 +72,7 @@ void set_deallocation_stream(const DevicePtrHandle& ptr, const StreamHandle& str
 CUdeviceptr deviceptr_address(const DevicePtrHandle& ptr) noexcept;
 // The allocation's size; for an import, the mapping's extent from `ptr` (a driver query).
 std::size_t deviceptr_size(const DevicePtrHandle& ptr) noexcept;
-// True when the handle came out of deviceptr_import_ipc.
+// True when the handle came out of deviceptr_import_ipc or vmm_import_ipc.
 bool deviceptr_is_imported(const DevicePtrHandle& ptr) noexcept;
 
 }  // namespace cuda_core

@@ -8,7 +8,8 @@
 //   handles.hpp         context, stream and event handles; ContextScopeGuard
 //   ipc_descriptor.hpp  the descriptor wire format: export bytes, versioned checksums
 //   memory.hpp          pools and device-pointer handles (allocations, borrowed memory)
-//   ipc_import.hpp      deviceptr_import_ipc and the IPC import cache
+//   ipc_import.hpp      deviceptr_import_ipc and the IPC import cache (shared with vmm_import_ipc)
+//   vmm.hpp             virtual memory management mappings and their IPC over POSIX fds
 //   testing_switches.hpp  the legacy-order / cache-off switches (testing build only)
 //   module.hpp          loaded code (CUlibrary), kernels, launches
 //   nvrtc.hpp           NVRTC loaded at first use, the program handle
@@ -31,3 +32,4 @@
 #include "nvrtc.hpp"
 #include "testing_switches.hpp"
 #include "thread_safety.hpp"
+#include "vmm.hpp"

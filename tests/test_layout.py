@@ -40,23 +40,30 @@ def test_every_mutex_is_the_annotated_one():
                 pytest.fail(f"{path.relative_to(ROOT)}:{n}: plain std::mutex outside Mutex: {line.strip()}")
 
 
-def test_gil_release_guard_precedes_the_lock_in_deviceptr_import_ipc():
+@pytest.mark.parametrize("source, signature", [
+    ("ipc_import.cpp", "DevicePtrHandle deviceptr_import_ipc("),
+    ("vmm.cpp", "DevicePtrHandle vmm_import_ipc("),
+])
+def test_gil_release_guard_precedes_the_cache_lock_in_every_import(source, signature):
+    """Both kinds of import detach from the GIL before they enter the cache's
+    state machine, which is the only code that takes the cache lock there and
+    requires gil_detached (clang checks it statically, ci/thread_safety.sh)."""
+    text = re.sub(r"//.*", "", (CPP / source).read_text())
+    body = text[text.index(signature):]
+    body = body[: body.index("\n}\n")]
+    # at the function's top level (4 spaces), not the testing build's nested uncached path
+    assert "MutexLock" not in body
+    assert body.index("\n    GILReleaseGuard gil;") < body.index("detail::import_through_cache(")
+    header = re.sub(r"//.*", "", (CPP / "ipc_import.hpp").read_text())
+    decl = header[header.index("DevicePtrHandle import_through_cache("):]
+    assert "REQUIRES(gil_detached)" in decl[: decl.index(";")]
+
+
+def test_gil_release_guard_precedes_the_lock_in_the_batch_import():
     text = re.sub(r"//.*", "", (CPP / "ipc_import.cpp").read_text())
-
-    def body_of(signature):
-        body = text[text.index(signature):]
-        return body[: body.index("\n}\n")]
-
-    # single import: the guard (at the function's top level, 4 spaces, not the
-    # testing build's nested uncached path) precedes the call that takes the lock,
-    # and that function requires being detached (the compiler checks every call)
-    single = body_of("DevicePtrHandle deviceptr_import_ipc(")
-    assert single.index("\n    GILReleaseGuard gil;") < single.index("import_detached(")
-    assert "MutexLock" not in single
-    detached = body_of("DevicePtrHandle import_detached(")
-    assert "REQUIRES(gil_detached)" in detached[: detached.index("{")]
-    # batch import: one guard, before every blocking lock
-    batch = body_of("void deviceptr_import_ipc_batch(")
+    batch = text[text.index("void deviceptr_import_ipc_batch("):]
+    batch = batch[: batch.index("\n}\n")]
+    # one guard, before every blocking lock
     assert batch.count("\n    GILReleaseGuard gil;") == 1
     assert batch.index("\n    GILReleaseGuard gil;") < batch.index("MutexLock lock(ipc_cache_mutex)")
 

@@ -59,6 +59,7 @@ bool resolve_device(uintptr_t p, Resolved* out, bool* in_region) {
     *in_region = true;
     Region& r = it->second;
     if (r.kind == RegionKind::Tombstone) return note_stale_access(p), false;
+    if (r.kind == RegionKind::VmmReserve) return vmm_resolve(it->first, p, out);
     Pool* pool = pool_by_id(r.pool_id);
     if (!pool) return note_stale_access(p), false;
     if (r.kind == RegionKind::Import) {

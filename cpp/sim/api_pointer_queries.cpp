@@ -21,6 +21,7 @@ SIM_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribut
     bool in_region;
     if (!resolve_device(uintptr_t(ptr), &r, &in_region)) return CUDA_ERROR_INVALID_VALUE;
     Pool* p = r.pool;
+    if (!p) return CUDA_ERROR_NOT_SUPPORTED;  // VMM mappings: no pointer attributes modelled
     int dev = p->owner_dev;
     if (dev < 0) dev = r.alloc ? r.alloc->dev : 0;  // host pool: the allocating stream's device
     if (!valid_dev(dev)) dev = 0;

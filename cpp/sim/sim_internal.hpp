@@ -11,7 +11,8 @@
 //   pool_storage.cpp    pool creation (memfd for IPC pools), default pools, release of destroyed pools
 //   managed_pools.cpp   managed pools (CU_MEM_ALLOCATION_TYPE_MANAGED): their rules and accessibility
 //   api_init_devices.cpp, api_contexts.cpp, api_streams.cpp, api_events.cpp, api_pools.cpp,
-//   api_stream_ordered_alloc.cpp, api_copies.cpp, api_pointer_queries.cpp, api_sim_helpers.cpp
+//   api_stream_ordered_alloc.cpp, api_copies.cpp, api_pointer_queries.cpp, api_sim_helpers.cpp,
+//   api_vmm.cpp (virtual memory management: its own state, under the same lock)
 //                       the exported entry points, one family per file
 //
 // Ground rules:
@@ -238,7 +239,7 @@ struct Pool {
     size_t live_imports = 0;
 };
 
-enum class RegionKind { PoolSpan, Import, Tombstone };
+enum class RegionKind { PoolSpan, Import, Tombstone, VmmReserve };  // VmmReserve: api_vmm.cpp
 struct Region {
     RegionKind kind;
     size_t len;            // bytes covered by the region
@@ -392,6 +393,9 @@ struct Resolved {
 
 // Finds the live allocation or import mapping containing p.
 bool resolve_device(uintptr_t p, Resolved* out, bool* in_region);
+// resolve_device inside a VmmReserve region at `base` (api_vmm.cpp): an
+// accessible VMM mapping is device memory with no pool (out->pool == nullptr).
+bool vmm_resolve(uintptr_t base, uintptr_t p, Resolved* out);
 // Is [p, p+n) readable host memory of this process?
 bool host_readable(uintptr_t p, size_t n);
 // Validate a range: inside one live device allocation, or host memory touching no simulator region.

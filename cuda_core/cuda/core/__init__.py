@@ -27,6 +27,8 @@ from cuda.core._memory import (  # noqa: E402
     MemoryResource,
     PinnedMemoryResource,
     PinnedMemoryResourceOptions,
+    VirtualMemoryResource,
+    VirtualMemoryResourceOptions,
 )
 from cuda.core._module import Kernel, ObjectCode  # noqa: E402
 from cuda.core._program import Program, ProgramOptions  # noqa: E402
@@ -34,6 +36,7 @@ from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, 
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError  # noqa: E402
 
 from cuda.core import system  # noqa: E402  (a module, as upstream's)
+from cuda.core import typing  # noqa: E402,F401  (upstream exposes cuda.core.typing)
 
 del check_not_mixed_with_upstream
 
@@ -68,4 +71,6 @@ __all__ = [
     "StreamOptions",
     "launch",
     "system",
+    "VirtualMemoryResource",
+    "VirtualMemoryResourceOptions",
 ]

@@ -17,11 +17,14 @@ from cuda.core._memory import (
     MemoryResource,
     PinnedMemoryResource,
     PinnedMemoryResourceOptions,
+    VirtualMemoryResource,
+    VirtualMemoryResourceOptions,
 )
 from cuda.core._module import Kernel, ObjectCode
 from cuda.core._program import Program, ProgramOptions
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError
+from cuda.core import typing as typing
 
 __version__: str
 __ipcsafe_version__: str
@@ -57,4 +60,6 @@ __all__ = [
     "StreamOptions",
     "launch",
     "system",
+    "VirtualMemoryResource",
+    "VirtualMemoryResourceOptions",
 ]

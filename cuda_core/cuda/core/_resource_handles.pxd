@@ -97,6 +97,20 @@ cdef extern from "cuda.h" nogil:
         CUmemLocation location
         CUmemAccess_flags flags
 
+    # virtual memory management (cpp/vmm.hpp; the rest of its enumerators are above)
+    enum:
+        CU_MEM_HANDLE_TYPE_WIN32_KMT
+        CU_MEM_HANDLE_TYPE_FABRIC
+        CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT
+        CU_MEM_ACCESS_FLAGS_PROT_READ
+        CU_MEM_ALLOC_GRANULARITY_MINIMUM
+        CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
+    ctypedef struct CUmemAllocationProp:
+        CUmemAllocationType type
+        CUmemAllocationHandleType requestedHandleTypes
+        CUmemLocation location
+        void* win32HandleMetaData
+
 
 cdef extern from "driver.hpp" namespace "cuda_core" nogil:
     cppclass DriverTable:
@@ -184,6 +198,11 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
         kCorrupted "cuda_core::IpcDescriptorCheck::kCorrupted"
 
 
+    cppclass VmmAllocationId "cuda_core::VmmAllocationId":   # vmm.hpp
+        unsigned char* data()
+        size_t size()
+
+
 # ---------------------------------------------------------------- errors
 # raise_driver_error is the ONE function that turns a CUresult into CUDAError.
 cdef int raise_driver_error(CUresult code) except -1
@@ -237,6 +256,24 @@ cdef void set_deallocation_stream(const DevicePtrHandle& ptr, const StreamHandle
 cdef CUdeviceptr deviceptr_address(const DevicePtrHandle& ptr) noexcept nogil
 cdef size_t deviceptr_size(const DevicePtrHandle& ptr) noexcept nogil
 cdef cbool deviceptr_is_imported(const DevicePtrHandle& ptr) noexcept nogil
+
+
+# ---------------------------------------------------------------- virtual memory (cpp/vmm.hpp)
+# Sets prop.allocFlags.gpuDirectRDMACapable (an anonymous struct Cython cannot name).
+cdef void vmm_set_gpu_direct_rdma(CUmemAllocationProp& prop, cbool capable) noexcept nogil
+cdef CUresult vmm_granularity(const CUmemAllocationProp& prop, int flag, size_t* out) noexcept nogil
+cdef DevicePtrHandle create_vmm_mapping_handle(const ContextHandle& context, const CUmemAllocationProp& prop,
+                                               size_t size, size_t alignment, CUdeviceptr address_hint,
+                                               const CUmemAccessDesc* access, size_t access_count) noexcept nogil
+cdef DevicePtrHandle vmm_grow_mapping(const DevicePtrHandle& mapping, const CUmemAllocationProp& prop,
+                                      size_t new_size, size_t alignment,
+                                      const CUmemAccessDesc* access, size_t access_count) noexcept nogil
+cdef CUresult vmm_set_access(const DevicePtrHandle& mapping, const CUmemAccessDesc* access,
+                             size_t access_count) noexcept nogil
+cdef cbool deviceptr_is_vmm(const DevicePtrHandle& ptr) noexcept nogil
+cdef CUresult vmm_export_fd(const DevicePtrHandle& mapping, int* fd_out, VmmAllocationId* id_out) noexcept nogil
+cdef DevicePtrHandle vmm_import_ipc(const ContextHandle& context, const VmmAllocationId& id, int fd, size_t size,
+                                    const CUmemAccessDesc* access, size_t access_count) noexcept nogil
 
 
 # ---------------------------------------------------------------- devices

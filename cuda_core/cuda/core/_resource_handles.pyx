@@ -83,6 +83,20 @@ cdef extern from "resource_handles.hpp" nogil:
     cbool cpp_testing_ipc_cache_disabled "cuda_core::testing_ipc_cache_disabled"()
 
 
+cdef extern from "resource_handles.hpp" nogil:   # vmm.hpp
+    void cpp_vmm_set_gpu_direct_rdma "cuda_core::vmm_set_gpu_direct_rdma"(CUmemAllocationProp&, cbool)
+    CUresult cpp_vmm_granularity "cuda_core::vmm_granularity"(const CUmemAllocationProp&, int, size_t*)
+    DevicePtrHandle cpp_create_vmm_mapping_handle "cuda_core::create_vmm_mapping_handle"(
+        const ContextHandle&, const CUmemAllocationProp&, size_t, size_t, CUdeviceptr, const CUmemAccessDesc*, size_t)
+    DevicePtrHandle cpp_vmm_grow_mapping "cuda_core::vmm_grow_mapping"(
+        const DevicePtrHandle&, const CUmemAllocationProp&, size_t, size_t, const CUmemAccessDesc*, size_t)
+    CUresult cpp_vmm_set_access "cuda_core::vmm_set_access"(const DevicePtrHandle&, const CUmemAccessDesc*, size_t)
+    cbool cpp_deviceptr_is_vmm "cuda_core::deviceptr_is_vmm"(const DevicePtrHandle&)
+    CUresult cpp_vmm_export_fd "cuda_core::vmm_export_fd"(const DevicePtrHandle&, int*, VmmAllocationId*)
+    DevicePtrHandle cpp_vmm_import_ipc "cuda_core::vmm_import_ipc"(
+        const ContextHandle&, const VmmAllocationId&, int, size_t, const CUmemAccessDesc*, size_t)
+
+
 # ---------------------------------------------------------------- errors
 
 cdef int raise_driver_error(CUresult code) except -1:
@@ -205,6 +219,41 @@ cdef size_t deviceptr_size(const DevicePtrHandle& ptr) noexcept nogil:
 
 cdef cbool deviceptr_is_imported(const DevicePtrHandle& ptr) noexcept nogil:
     return cpp_deviceptr_is_imported(ptr)
+
+
+# ---------------------------------------------------------------- virtual memory (thin: one C++ call each)
+
+cdef void vmm_set_gpu_direct_rdma(CUmemAllocationProp& prop, cbool capable) noexcept nogil:
+    cpp_vmm_set_gpu_direct_rdma(prop, capable)
+
+cdef CUresult vmm_granularity(const CUmemAllocationProp& prop, int flag, size_t* out) noexcept nogil:
+    return cpp_vmm_granularity(prop, flag, out)
+
+cdef DevicePtrHandle create_vmm_mapping_handle(const ContextHandle& context, const CUmemAllocationProp& prop,
+                                               size_t size, size_t alignment, CUdeviceptr address_hint,
+                                               const CUmemAccessDesc* access, size_t access_count) noexcept nogil:
+    # Entered holding the GIL: the C++ side releases it for the (synchronous) VMM calls.
+    return cpp_create_vmm_mapping_handle(context, prop, size, alignment, address_hint, access, access_count)
+
+cdef DevicePtrHandle vmm_grow_mapping(const DevicePtrHandle& mapping, const CUmemAllocationProp& prop,
+                                      size_t new_size, size_t alignment,
+                                      const CUmemAccessDesc* access, size_t access_count) noexcept nogil:
+    return cpp_vmm_grow_mapping(mapping, prop, new_size, alignment, access, access_count)
+
+cdef CUresult vmm_set_access(const DevicePtrHandle& mapping, const CUmemAccessDesc* access,
+                             size_t access_count) noexcept nogil:
+    return cpp_vmm_set_access(mapping, access, access_count)
+
+cdef cbool deviceptr_is_vmm(const DevicePtrHandle& ptr) noexcept nogil:
+    return cpp_deviceptr_is_vmm(ptr)
+
+cdef CUresult vmm_export_fd(const DevicePtrHandle& mapping, int* fd_out, VmmAllocationId* id_out) noexcept nogil:
+    return cpp_vmm_export_fd(mapping, fd_out, id_out)
+
+cdef DevicePtrHandle vmm_import_ipc(const ContextHandle& context, const VmmAllocationId& id, int fd, size_t size,
+                                    const CUmemAccessDesc* access, size_t access_count) noexcept nogil:
+    # Entered holding the GIL: the C++ side releases it before the cache lock (a live hit stays attached).
+    return cpp_vmm_import_ipc(context, id, fd, size, access, access_count)
 
 
 # ---------------------------------------------------------------- devices

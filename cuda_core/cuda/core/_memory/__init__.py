@@ -11,6 +11,8 @@ from cuda.core._memory._managed_memory_resource import *  # noqa: F403
 from cuda.core._memory._managed_memory_resource import __all__ as _managed_memory_resource_all
 from cuda.core._memory._pinned_memory_resource import *  # noqa: F403
 from cuda.core._memory._pinned_memory_resource import __all__ as _pinned_memory_resource_all
+from cuda.core._memory._virtual_memory_resource import *  # noqa: F403
+from cuda.core._memory._virtual_memory_resource import __all__ as _virtual_memory_resource_all
 
 __all__ = [
     *_buffer_all,
@@ -19,4 +21,5 @@ __all__ = [
     *_legacy_all,
     *_managed_memory_resource_all,
     *_pinned_memory_resource_all,
+    *_virtual_memory_resource_all,
 ]

@@ -302,7 +302,9 @@ cdef class Buffer:
         """
         self._check_open()
         if self._ipc_desc is None:
-            self._ipc_desc = Buffer_get_ipc_descriptor(self)
+            # A resource may export its buffers itself (VirtualMemoryResource: an fd).
+            export = getattr(self._mr, "_export_ipc_descriptor", None)
+            self._ipc_desc = export(self) if export is not None else Buffer_get_ipc_descriptor(self)
         return self._ipc_desc
 
     def close(self, stream=None):
@@ -473,6 +475,10 @@ cdef class Buffer:
         return Buffer_from_ipc_descriptor(mr, ipc_descriptor, default_stream())
 
     def __reduce__(self):
+        # A resource may pickle its buffers itself (VirtualMemoryResource sends an fd).
+        reduce_buffer = getattr(self._mr, "_reduce_buffer", None)
+        if reduce_buffer is not None:
+            return reduce_buffer(self)
         return Buffer._reduce_helper, Buffer_reduce_args(self)
 
     @property
