@@ -42,9 +42,16 @@ echo "commit ${BENCH_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo un
 t0=$(date +%s)
 rm -rf build/gpusite
 mkdir -p build
+# test-only packages the image lacks (hypothesis for the property tests,
+# pytest-timeout), carried as wheels in the ignored .whl/ (no network there)
+rm -rf build/gpudeps
+if ls .whl/*.whl >/dev/null 2>&1; then
+    "$BASE_PY" -m pip install -q --no-index --no-deps --target build/gpudeps .whl/*.whl >"$LOGS/deps.log" 2>&1 \
+        && note "test deps from .whl/: $(cd .whl && ls | cut -d- -f1-2 | tr '\n' ' ')" || note "test deps from .whl/: FAILED"
+fi
 cat > build/gpupy <<PYEOF
 #!/usr/bin/env bash
-export PYTHONPATH=$ROOT/build/gpusite\${PYTHONPATH:+:\$PYTHONPATH}
+export PYTHONPATH=$ROOT/build/gpusite:$ROOT/build/gpudeps\${PYTHONPATH:+:\$PYTHONPATH}
 exec $BASE_PY "\$@"
 PYEOF
 chmod +x build/gpupy
@@ -73,8 +80,10 @@ fi
 # legacy-switch scenario below.
 t0=$(date +%s)
 rm -rf build/gpusite-testing
-if CUDA_CORE_TESTING_BUILD=1 "$BASE_PY" -m pip install -q --no-build-isolation --no-index --no-deps \
-        --target build/gpusite-testing . >"$LOGS/build-testing.log" 2>&1; then
+# (a parallel setup.py build: every core compiles, then its lib folder is the site)
+rm -rf build/testing-bld
+if CUDA_CORE_TESTING_BUILD=1 CUDA_CORE_BUILD_JOBS=$(nproc) "$BASE_PY" setup.py -q build --build-base build/testing-bld \
+        -j "$(nproc)" >"$LOGS/build-testing.log" 2>&1 && cp -r build/testing-bld/lib.*/ build/gpusite-testing; then
     note "testing build: ok ($(( $(date +%s) - t0 )) s)"
     export CUDA_CORE_TESTING_SITE=$ROOT/build/gpusite-testing
 else

@@ -2,6 +2,7 @@
 without cuda-bindings (optional). Each case runs in a fresh interpreter: one
 with cuda.bindings made unimportable, one with a stand-in cuda.bindings.driver
 (same shape as the real one: a CUresult IntEnum and (CUresult, *values) tuples)."""
+import os
 import textwrap
 
 import pytest
@@ -91,7 +92,10 @@ def test_with_cuda_bindings_driver_is_its_module_and_results_are_handled(tmp_pat
             assert str(exc).startswith("CUDA_ERROR_INVALID_VALUE"), exc
             assert exc.code == 1
             print("raised:", exc)
-    ''', tmp_path, env_extra={"PYTHONPATH": str(tmp_path / "site")})
+    ''', tmp_path, env_extra={"PYTHONPATH": os.pathsep.join(
+        # the fake bindings first; then whatever put this package on the path
+        # (ci/gpu.sh's site folder on the GPU machine, ahead of upstream's cuda.core)
+        filter(None, [str(tmp_path / "site"), os.environ.get("PYTHONPATH")]))})
     assert "raised: CUDA_ERROR_INVALID_VALUE" in out
 
 
