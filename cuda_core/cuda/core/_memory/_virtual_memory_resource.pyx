@@ -32,7 +32,7 @@ from cuda.core._resource_handles cimport (
 )
 from cuda.core._stream cimport Stream_accept
 
-from cuda.core._device import Device, system
+from cuda.core._device import Device
 from cuda.core.typing import (
     VirtualMemoryAccessType,
     VirtualMemoryAllocationType,
@@ -504,7 +504,7 @@ cdef class VirtualMemoryResource(MemoryResource):
 def _device_of_uuid(device_uuid):
     if device_uuid is None:
         return Device(0)
-    for dev in system.devices:
+    for dev in Device.get_all_devices():
         if dev.uuid == device_uuid:
             return dev
     raise RuntimeError(f"the exporting GPU (UUID {device_uuid}) is not visible in this process")
