@@ -67,7 +67,7 @@ if [[ -n "$carried" ]] && install_wheel "$carried"; then
 else
     [[ -n "$carried" ]] && note "carried wheel $(basename "$carried") does not fit this interpreter: building one here"
     rm -rf build/gpu-wheel build/gpusite
-    if "$BASE_PY" -m pip wheel -q --no-build-isolation --no-index --no-deps -w build/gpu-wheel . >>"$LOGS/build.log" 2>&1 &&
+    if CUDA_CORE_BUILD_JOBS=$(nproc) "$BASE_PY" -m pip wheel -q --no-build-isolation --no-index --no-deps -w build/gpu-wheel . >>"$LOGS/build.log" 2>&1 &&
        install_wheel build/gpu-wheel/cuda_core_ipcsafe-*.whl; then
         note "build: wheel built here ($(ls build/gpu-wheel)) ($(( $(date +%s) - t0 )) s)"
     else
