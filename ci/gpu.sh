@@ -120,7 +120,7 @@ else SEL=(tests); fi
 # (hostile inputs run in their own pytest process: should the real driver itself
 # crash on a garbage descriptor, the rest of the results still come back)
 timeout 420 "$PY" -m pytest -q -rfEs -p no:cacheprovider "${SEL[@]}" --deselect tests/test_hostile_inputs.py \
-    --ignore tests/test_hostile_inputs.py --junitxml=build/gpu-pytest-ours.xml >"$LOGS/pytest-ours.log" 2>&1
+    --ignore tests/test_hostile_inputs.py --deselect tests/test_no_crash.py::test_no_call_crashes_on_the_real_driver --junitxml=build/gpu-pytest-ours.xml >"$LOGS/pytest-ours.log" 2>&1
 rc=$?
 tail -25 "$LOGS/pytest-ours.log"
 note "pytest (ours, real driver): rc=$rc $(grep -E '[0-9]+ (passed|failed)' "$LOGS/pytest-ours.log" | tail -1)"
@@ -129,6 +129,10 @@ if [[ $HOSTILE == 1 ]]; then
     timeout 240 "$PY" -m pytest -q -rfE -s -p no:cacheprovider tests/test_hostile_inputs.py >"$LOGS/pytest-hostile.log" 2>&1
     rc=$?
     grep -A40 "hostile inputs tried" "$LOGS/pytest-hostile.log" | head -45
+    timeout 300 "$PY" -m pytest -q -rfE -s -p no:cacheprovider \
+        tests/test_no_crash.py::test_no_call_crashes_on_the_real_driver >>"$LOGS/pytest-hostile.log" 2>&1
+    rc2=$?
+    note "no-crash introspection on the real driver: rc=$rc2 $(grep -E '^\[real driver\]' "$LOGS/pytest-hostile.log" | tail -1 | cut -c1-400)"
     note "pytest hostile inputs (ours, real driver): rc=$rc $(grep -E '[0-9]+ (passed|failed)' "$LOGS/pytest-hostile.log" | tail -1)"
     while read -r line; do note "  $line"; done < <(grep -E '^(FAILED|ERROR) ' "$LOGS/pytest-hostile.log" | cut -c1-160 | head -15)
 fi
