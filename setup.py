@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from setuptools import Extension, find_namespace_packages, setup
+from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 # CUDA_CORE_TESTING_BUILD=1: the testing build (cpp/testing_switches.hpp), with its own build tree.
@@ -49,6 +50,17 @@ def cuda_include_dir() -> str:
              "cuda.h, is installed, or `pip install 'nvidia-cuda-runtime>=13,<14'` into the build environment")
 
 
+class ParallelBuildExt(build_ext):
+    """build_ext that compiles CUDA_CORE_BUILD_JOBS extensions at once when no
+    -j was given (pip wheel / pip install pass none); one at a time otherwise."""
+
+    def finalize_options(self):
+        super().finalize_options()
+        jobs = int(os.environ.get("CUDA_CORE_BUILD_JOBS", "0") or 0)
+        if jobs > 1 and not self.parallel:
+            self.parallel = jobs
+
+
 def extensions():
     from Cython.Build import cythonize
 
@@ -87,6 +99,7 @@ setup(
                   "cuda.core._utils": ["*.pyi", "*.pxd"]},
     include_package_data=False,  # only package_data: keeps Cython's generated .cpp files out
     ext_modules=extensions(),
+    cmdclass={"build_ext": ParallelBuildExt},
     zip_safe=False,
     options={"build": {"build_base": "build/setuptools-testing"}} if TESTING_BUILD else {},
 )

@@ -213,7 +213,13 @@ def _child_single(q_in, q_out, ipc_warmup, ipc_iters, hit_iters, budget):
     faulthandler.cancel_dump_traceback_later()
 
 
-def _child_threads(q_in, q_out, threads, imports, rounds, budget):
+def _child_threads(q_in, q_out, threads, imports, rounds, budget, mode="loop"):
+    """T threads, each its share of the descriptors per round. mode "loop":
+    import + close each (the public single-import API, both packages);
+    "batch": ONE Buffer.from_ipc_descriptors call per thread, then close each
+    (ours only); "gil": no import, one call per descriptor that releases and
+    re-takes the GIL and takes the cache lock (ours' _ipc_cache_size): the
+    floor of one GIL round trip per import at T threads (ours only)."""
     stream, mr, descriptors = _child_setup(q_in, budget)
     from cuda.core import Buffer, Device
 
@@ -226,6 +232,9 @@ def _child_threads(q_in, q_out, threads, imports, rounds, budget):
     # Every unmap completes before the next round re-imports the same descriptors.
     end_gate = threading.Barrier(threads + 1)
     imp = Buffer.from_ipc_descriptor
+    imp_many = getattr(Buffer, "from_ipc_descriptors", None)
+    if mode == "gil":
+        from cuda.core._resource_handles import _ipc_cache_size as gil_round_trip
     pc = time.perf_counter_ns
 
     def work(index):
@@ -239,8 +248,15 @@ def _child_threads(q_in, q_out, threads, imports, rounds, budget):
             start_gate.wait()
             try:
                 starts[r][index] = pc()
-                for d in mine:
-                    imp(mr, d, stream=stream).close()
+                if mode == "loop":
+                    for d in mine:
+                        imp(mr, d, stream=stream).close()
+                elif mode == "batch":
+                    for b in imp_many(mr, mine, stream=stream):
+                        b.close()
+                else:
+                    for _ in mine:
+                        gil_round_trip()
                 ends[r][index] = pc()
             except Exception as exc:  # noqa: BLE001
                 errors.append(f"thread {index} round {r}: {type(exc).__name__}: {exc}")
@@ -451,6 +467,19 @@ def bench_ipc(args):
         res["child_s"] = round(time.monotonic() - t0, 2)
         out["ipc_threads"][str(t)] = res
         print(f"[worker] T={t}: {json.dumps(res)}", file=sys.stderr, flush=True)
+    # ours only: the same rows with one batch call per thread, and the floor of
+    # one GIL round trip per import at T threads (one child each)
+    from cuda.core import Buffer
+
+    if args.thread_extras and hasattr(Buffer, "from_ipc_descriptors"):
+        for mode in ("batch", "gil"):
+            key = f"ipc_threads_{mode}"
+            out[key] = {}
+            for t in threads:
+                res = _run_child(ctx, _child_threads, (mr, descriptors[:args.thread_imports]),
+                                 (t, args.thread_imports, args.thread_rounds, args.budget, mode), args.budget)
+                out[key][str(t)] = res
+                print(f"[worker] {mode} T={t}: {json.dumps(res)}", file=sys.stderr, flush=True)
     if args.batch_rounds > 0:
         t0 = time.monotonic()
         res = _run_child(ctx, _child_batch, (mr, descriptors[:args.thread_imports]),
@@ -505,6 +534,8 @@ def main(argv=None):
     p.add_argument("--thread-imports", type=int, default=512)
     p.add_argument("--thread-rounds", type=int, default=5)
     p.add_argument("--children", type=int, default=1, help="spawned children per thread row (median across them)")
+    p.add_argument("--thread-extras", type=int, default=1,
+                   help="ours: also the thread rows with one batch call per thread and the GIL floor (0: skip)")
     p.add_argument("--batch-rounds", type=int, default=5, help="rounds of the batch/loop rows (0: skip)")
     p.add_argument("--mem-imports", type=int, default=100000)
     p.add_argument("--mem-size", type=int, default=4096)

@@ -10,20 +10,26 @@
 #
 # Carry .upstream_tests (run tool: carry [".upstream_tests"]) to run upstream's own tests too.
 #
-#   bash ci/gpu.sh [--no-bench] [--quick] [--tests "FILES"] [--no-upstream] [--probe]
+# At most 8 files come back from $OUT: the logs below, and results.tgz with this
+# run's bench/results files (and the junit XML) to unpack into the repository.
+#
+#   bash ci/gpu.sh [--no-bench] [--quick] [--tests "FILES"] [--no-upstream] [--probe] [--ab-base DIR]
 #     --tests "FILES"  run only these pytest files (hostile inputs run when listed)
 #     --no-upstream    skip the upstream / legacy-switch deadlock scenarios
 #     --probe          also run tests/scenarios/descriptor_fuzz_probe.py (90 s budget)
+#     --ab-base DIR    also build the source tree in DIR (e.g. `git archive <commit>`, carried)
+#                      and run bench/ab.py: that build against this one, in this run
 set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 LOGS=${OUT:-$ROOT/build/gpu-logs}
 mkdir -p "$LOGS"
-BENCH=1; QUICK=0; TESTS=""; UPSTREAM=1; PROBE=0
+BENCH=1; QUICK=0; TESTS=""; UPSTREAM=1; PROBE=0; AB_BASE=""
 while (( $# )); do
     case $1 in
         --no-bench) BENCH=0;; --quick) QUICK=1;; --no-upstream) UPSTREAM=0;; --probe) PROBE=1;;
         --tests) TESTS=$2; shift;;
+        --ab-base) AB_BASE=$2; shift;;
         *) echo "unknown option $1" >&2; exit 2;;
     esac
     shift
@@ -31,6 +37,7 @@ done
 export PYTHONUNBUFFERED=1
 unset CUDA_CORE_DRIVER_LIBRARY
 SUMMARY=()
+BENCH_FILES=()
 note() { SUMMARY+=("$*"); echo "== $*"; }
 BASE_PY=$(command -v python3)
 
@@ -44,9 +51,10 @@ rm -rf build/gpusite
 mkdir -p build
 # test-only packages the image lacks (hypothesis for the property tests,
 # pytest-timeout), carried as wheels in the ignored .whl/ (no network there)
+: >"$LOGS/build.log"
 rm -rf build/gpudeps
 if ls .whl/*.whl >/dev/null 2>&1; then
-    "$BASE_PY" -m pip install -q --no-index --no-deps --target build/gpudeps .whl/*.whl >"$LOGS/deps.log" 2>&1 \
+    "$BASE_PY" -m pip install -q --no-index --no-deps --target build/gpudeps .whl/*.whl >>"$LOGS/build.log" 2>&1 \
         && note "test deps from .whl/: $(cd .whl && ls | cut -d- -f1-2 | tr '\n' ' ')" || note "test deps from .whl/: FAILED"
 fi
 cat > build/gpupy <<PYEOF
@@ -60,14 +68,13 @@ PY=$ROOT/build/gpupy
 # when this interpreter can take it; else one built here without network
 # (--no-build-isolation: the image's setuptools/Cython, its CUDA toolkit's cuda.h).
 install_wheel() { "$BASE_PY" -m pip install -q --no-index --no-deps --target build/gpusite "$1" >>"$LOGS/build.log" 2>&1; }
-: >"$LOGS/build.log"
 carried=$(ls dist/cuda_core_ipcsafe-*manylinux*.whl 2>/dev/null | head -1 || true)
 if [[ -n "$carried" ]] && install_wheel "$carried"; then
     note "install: carried wheel $(basename "$carried") ($(( $(date +%s) - t0 )) s)"
 else
     [[ -n "$carried" ]] && note "carried wheel $(basename "$carried") does not fit this interpreter: building one here"
     rm -rf build/gpu-wheel build/gpusite
-    if "$BASE_PY" -m pip wheel -q --no-build-isolation --no-index --no-deps -w build/gpu-wheel . >>"$LOGS/build.log" 2>&1 &&
+    if CUDA_CORE_BUILD_JOBS=$(nproc) "$BASE_PY" -m pip wheel -q --no-build-isolation --no-index --no-deps -w build/gpu-wheel . >>"$LOGS/build.log" 2>&1 &&
        install_wheel build/gpu-wheel/cuda_core_ipcsafe-*.whl; then
         note "build: wheel built here ($(ls build/gpu-wheel)) ($(( $(date +%s) - t0 )) s)"
     else
@@ -83,11 +90,11 @@ rm -rf build/gpusite-testing
 # (a parallel setup.py build: every core compiles, then its lib folder is the site)
 rm -rf build/testing-bld
 if CUDA_CORE_TESTING_BUILD=1 CUDA_CORE_BUILD_JOBS=$(nproc) "$BASE_PY" setup.py -q build --build-base build/testing-bld \
-        -j "$(nproc)" >"$LOGS/build-testing.log" 2>&1 && cp -r build/testing-bld/lib.*/ build/gpusite-testing; then
+        -j "$(nproc)" >>"$LOGS/build.log" 2>&1 && cp -r build/testing-bld/lib.*/ build/gpusite-testing; then
     note "testing build: ok ($(( $(date +%s) - t0 )) s)"
     export CUDA_CORE_TESTING_SITE=$ROOT/build/gpusite-testing
 else
-    tail -30 "$LOGS/build-testing.log"; note "testing build: FAILED (the broken-order tests will fail)"
+    tail -30 "$LOGS/build.log"; note "testing build: FAILED (the broken-order tests will fail)"
 fi
 if ! "$PY" -c "from cuda.core._resource_handles import _driver_info"; then
     "$BASE_PY" -c "import cuda, sys; print('cuda package:', cuda.__path__, sys.path)"
@@ -113,7 +120,7 @@ else SEL=(tests); fi
 # (hostile inputs run in their own pytest process: should the real driver itself
 # crash on a garbage descriptor, the rest of the results still come back)
 timeout 420 "$PY" -m pytest -q -rfEs -p no:cacheprovider "${SEL[@]}" --deselect tests/test_hostile_inputs.py \
-    --ignore tests/test_hostile_inputs.py --junitxml="$LOGS/pytest-ours.xml" >"$LOGS/pytest-ours.log" 2>&1
+    --ignore tests/test_hostile_inputs.py --deselect tests/test_no_crash.py::test_no_call_crashes_on_the_real_driver --junitxml=build/gpu-pytest-ours.xml >"$LOGS/pytest-ours.log" 2>&1
 rc=$?
 tail -25 "$LOGS/pytest-ours.log"
 note "pytest (ours, real driver): rc=$rc $(grep -E '[0-9]+ (passed|failed)' "$LOGS/pytest-ours.log" | tail -1)"
@@ -122,6 +129,10 @@ if [[ $HOSTILE == 1 ]]; then
     timeout 240 "$PY" -m pytest -q -rfE -s -p no:cacheprovider tests/test_hostile_inputs.py >"$LOGS/pytest-hostile.log" 2>&1
     rc=$?
     grep -A40 "hostile inputs tried" "$LOGS/pytest-hostile.log" | head -45
+    timeout 300 "$PY" -m pytest -q -rfE -s -p no:cacheprovider \
+        tests/test_no_crash.py::test_no_call_crashes_on_the_real_driver >>"$LOGS/pytest-hostile.log" 2>&1
+    rc2=$?
+    note "no-crash introspection on the real driver: rc=$rc2 $(grep -E '^\[real driver\]' "$LOGS/pytest-hostile.log" | tail -1 | cut -c1-400)"
     note "pytest hostile inputs (ours, real driver): rc=$rc $(grep -E '[0-9]+ (passed|failed)' "$LOGS/pytest-hostile.log" | tail -1)"
     while read -r line; do note "  $line"; done < <(grep -E '^(FAILED|ERROR) ' "$LOGS/pytest-hostile.log" | cut -c1-160 | head -15)
 fi
@@ -166,10 +177,33 @@ if [[ $BENCH == 1 && -f bench/run.py ]]; then
     rc=$?
     # only this run's table and numbers ($OUT returns at most 8 files)
     newest=$(ls -t bench/results/*.json 2>/dev/null | head -1)
-    [[ -n "$newest" ]] && cp "$newest" "${newest%.json}.md" "$LOGS/" 2>/dev/null
+    [[ -n "$newest" ]] && BENCH_FILES+=("$newest" "${newest%.json}.md")
     tail -40 "$LOGS/bench.log"
     note "bench: rc=$rc"
 fi
+
+# --- A/B: the build of another source tree (the code before a change) against this one, same run
+if [[ -n $AB_BASE && -d $AB_BASE ]]; then
+    t0=$(date +%s)
+    rm -rf build/ab-bld build/absite
+    if (cd "$AB_BASE" && CUDA_CORE_BUILD_JOBS=$(nproc) "$BASE_PY" setup.py -q build --build-base "$ROOT/build/ab-bld" \
+            -j "$(nproc)") >>"$LOGS/build.log" 2>&1 && cp -r build/ab-bld/lib.*/ build/absite; then
+        printf '#!/usr/bin/env bash\nexport PYTHONPATH=%s\nexec %s "$@"\n' "$ROOT/build/absite" "$BASE_PY" > build/abpy
+        chmod +x build/abpy
+        note "A/B base build of $AB_BASE: ok ($(( $(date +%s) - t0 )) s)"
+        timeout 400 "$PY" bench/ab.py --base-python build/abpy --head-python "$PY" \
+            --base-label "$(cat "$AB_BASE/.ab_label" 2>/dev/null || echo "$AB_BASE")" --results-dir bench/results \
+            >>"$LOGS/bench.log" 2>&1
+        rc=$?
+        tail -12 "$LOGS/bench.log"
+        note "A/B against $AB_BASE: rc=$rc"
+        newest=$(ls -t bench/results/*_ab.json 2>/dev/null | head -1)
+        [[ -n "$newest" ]] && BENCH_FILES+=("$newest" "${newest%.json}.md")
+    else
+        tail -20 "$LOGS/build.log"; note "A/B base build of $AB_BASE: FAILED"
+    fi
+fi
+tar czf "$LOGS/results.tgz" build/gpu-pytest-ours.xml "${BENCH_FILES[@]}" 2>/dev/null
 
 echo
 echo "================ summary ================"

@@ -67,7 +67,11 @@ def _run_child(env_extra, workdir, start=0, only=None, skip=()):
     skip_file = Path(workdir) / "skip.txt"
     skip_file.write_text("".join(f"{label}\n" for label in skip))
     env = dict(os.environ)
-    env.update(env_extra)
+    for key, value in env_extra.items():   # None: unset
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
     env["PYTHONUNBUFFERED"] = "1"
     args = [sys.executable, str(CHILD), str(progress), "--from", str(start), "--skip", str(skip_file)]
     if only is not None:
@@ -185,6 +189,14 @@ def test_no_call_crashes_on_the_simulated_driver():
     check_environment("simulated driver", {"CUDA_CORE_DRIVER_LIBRARY": os.environ["CUDA_CORE_DRIVER_LIBRARY"]},
                       20000)
     assert DRIVER_SIMULATED
+
+
+@pytest.mark.ours_only
+@pytest.mark.gpu
+def test_no_call_crashes_on_the_real_driver():
+    """The same calls on a real GPU (ci/gpu.sh runs this file in its own pytest
+    process, so a driver crash cannot take the rest of the suite's results with it)."""
+    check_environment("real driver", {"CUDA_CORE_DRIVER_LIBRARY": None}, 5000)
 
 
 # The harness itself: a crash it must find and name. A sitecustomize on the
