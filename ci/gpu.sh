@@ -17,6 +17,7 @@
 #     --tests "FILES"  run only these pytest files (hostile inputs run when listed)
 #     --no-upstream    skip the upstream / legacy-switch deadlock scenarios
 #     --probe          also run tests/scenarios/descriptor_fuzz_probe.py (90 s budget)
+#     --no-tests       build only, then the benchmarks (a second call after a tests-only one)
 #     --ab-base DIR    also build the source tree in DIR (e.g. `git archive <commit>`, carried)
 #                      and run bench/ab.py: that build against this one, in this run
 set -uo pipefail
@@ -24,12 +25,13 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 LOGS=${OUT:-$ROOT/build/gpu-logs}
 mkdir -p "$LOGS"
-BENCH=1; QUICK=0; TESTS=""; UPSTREAM=1; PROBE=0; AB_BASE=""
+BENCH=1; QUICK=0; TESTS=""; UPSTREAM=1; PROBE=0; AB_BASE=""; RUN_TESTS=1
 while (( $# )); do
     case $1 in
         --no-bench) BENCH=0;; --quick) QUICK=1;; --no-upstream) UPSTREAM=0;; --probe) PROBE=1;;
         --tests) TESTS=$2; shift;;
         --ab-base) AB_BASE=$2; shift;;
+        --no-tests) RUN_TESTS=0; UPSTREAM=0;;
         *) echo "unknown option $1" >&2; exit 2;;
     esac
     shift
@@ -103,6 +105,7 @@ fi
 "$PY" -c "import cuda.core, cuda.core._resource_handles as c; print(cuda.core.__file__, c._driver_info())" | tee -a "$LOGS/gpu.txt"
 "$BASE_PY" -c "import cuda.core as u; print('upstream', getattr(u, '__version__', '?'), u.__file__)" 2>&1 | tail -1 | tee -a "$LOGS/gpu.txt"
 
+if [[ $RUN_TESTS == 1 ]]; then
 # --- the seed reproducer, verbatim, with ours
 out=$(timeout 150 "$PY" tests/scenarios/seed_repro.py 2>&1); rc=$?
 echo "$out" | tail -4
@@ -147,6 +150,8 @@ if [[ -d .upstream_tests/cuda_core/tests/memory_ipc ]]; then
 else
     note "upstream's own memory_ipc tests: not run (no .upstream_tests/ carried; see ci/fetch_upstream_tests.md)"
 fi
+
+fi  # RUN_TESTS
 
 # --- which corrupted descriptors crash the real driver (each attempt in a restartable child)
 if [[ $PROBE == 1 ]]; then
