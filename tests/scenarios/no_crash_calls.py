@@ -43,6 +43,12 @@ RNG = random.Random(20261203)
 FOREIGN = RNG.getrandbits(44) << 4  # an address-like int no process has handed out
 BASE_VALUES = [("None", None), ("0", 0), ("foreign", FOREIGN), ("1", 1), ("-1", -1), ("64", 64),
                ("2**64", 2 ** 64), ("'x'", "x"), ("object()", object())]
+# On a real driver (NO_CRASH_REAL_DRIVER=1), `*.from_handle` gets no made-up
+# address: a raw handle or pointer is the caller's promise, trusted as upstream
+# trusts it, and the driver dereferences it (a CUstream is a pointer into the
+# driver's own memory). The simulator and "no driver" runs still pass them.
+REAL_DRIVER = os.environ.get("NO_CRASH_REAL_DRIVER") == "1"
+MADE_UP_ADDRESSES = {"foreign", "64"}
 NO_GUESS = object()
 MAX_PER_CLASS = 16         # pooled instances kept per class
 MAX_PER_FACTORY = 5       # instances kept per class-level callable (first successes)
@@ -446,14 +452,17 @@ def main():
         else:
             arities = [plist]
         seen = set()
+        values = BASE_VALUES
+        if REAL_DRIVER and flabel.endswith(".from_handle"):
+            values = [(vl, v) for vl, v in BASE_VALUES if vl not in MADE_UP_ADDRESSES]
         for pl in arities:
             variants = [("", [])] if not pl else []
-            for vlabel, v in BASE_VALUES if pl else []:
+            for vlabel, v in values if pl else []:
                 variants.append((", ".join([vlabel] * len(pl)), [v] * len(pl)))
             one_at_a_time = []
             for i, p in enumerate(pl):
                 if len(pl) > 1 and all(q[2] for j, q in enumerate(pl) if j != i):
-                    for vlabel, v in BASE_VALUES:
+                    for vlabel, v in values:
                         vals = [q[3] for q in pl]
                         vals[i] = v
                         one_at_a_time.append((f"{p[0]}={vlabel}", vals))

@@ -206,12 +206,13 @@ cdef int _ordinal_of_device_uuid(str device_uuid, int sender_ordinal) except -1:
 
 def _reconstruct_device_memory_resource(device_id, alloc_handle, device_uuid=None):
     """multiprocessing's rebuild: import the pool on the same GPU (found by UUID)."""
-    try:
-        if device_uuid is not None:
-            device_id = _ordinal_of_device_uuid(device_uuid, device_id)
-        return DeviceMemoryResource.from_allocation_handle(device_id, alloc_handle)
-    finally:
-        alloc_handle.close()  # the pool is imported; the received fd is ours to close
+    # The received handle is not closed here: pickle may hand the same object to
+    # the caller too (a Process argument tuple holding both the resource and its
+    # allocation_handle, as upstream's tests send them). Its fd closes when the
+    # last reference goes (IPCAllocationHandle.__dealloc__), so nothing leaks.
+    if device_uuid is not None:
+        device_id = _ordinal_of_device_uuid(device_uuid, device_id)
+    return DeviceMemoryResource.from_allocation_handle(device_id, alloc_handle)
 
 
 def _deep_reduce_device_memory_resource(mr):

@@ -148,10 +148,9 @@ cdef class PinnedMemoryResource(_MemPool):
 
 
 def _reconstruct_pinned_memory_resource(alloc_handle):
-    try:
-        return PinnedMemoryResource.from_allocation_handle(alloc_handle)
-    finally:
-        alloc_handle.close()
+    # Not closed here (see _reconstruct_device_memory_resource): the fd closes
+    # with the last reference to the handle.
+    return PinnedMemoryResource.from_allocation_handle(alloc_handle)
 
 
 def _deep_reduce_pinned_memory_resource(mr):
