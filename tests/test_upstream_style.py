@@ -97,6 +97,18 @@ def test_dropped_from_allocation_handle_result_still_serves_unpickled_buffers(de
     s.sync()
 
 
+def test_allocation_handle_sent_with_its_resource_stays_open(device, kind, mr):
+    """Upstream's test_serialize sends (mr.allocation_handle, mr, ...) as one Process
+    argument tuple. Found on the H200 (2026-12-03): rebuilding the resource closed
+    the received handle, which pickle had made the SAME object as the caller's
+    argument, so the child's next from_allocation_handle raised 'IPCAllocationHandle
+    has been closed' instead of the TypeError upstream expects."""
+    open_after, wrong_class, same = run_child(kids.handle_and_resource_together, mr.allocation_handle, mr, kind)
+    assert open_after, "rebuilding the resource closed the caller's handle"
+    assert wrong_class == "TypeError", wrong_class
+    assert same, "mapping the handle again did not return the registered resource"
+
+
 def test_ipc_event_orders_the_reader(device, kind, mr):
     from cuda.core import EventOptions
 

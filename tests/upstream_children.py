@@ -162,3 +162,28 @@ def error_rows_in_child(mr, desc, kind):
     other = PinnedMemoryResource if kind == "device" else DeviceMemoryResource
     row("registry type", lambda: other.from_registry(mr.uuid))
     return rows
+
+
+def handle_and_resource_together(alloc_handle, mr, kind):
+    """Received as ONE argument tuple with the resource (pickle shares the handle
+    object between the two): the resource's rebuild must leave the caller's
+    handle open, so the other resource class refuses it by type and this class
+    maps it again (the registry's resource), as upstream's test_serialize does."""
+    from cuda.core import Device, DeviceMemoryResource, PinnedMemoryResource
+
+    open_after_rebuild = not alloc_handle.is_closed
+    try:
+        if kind == "pinned":
+            DeviceMemoryResource.from_allocation_handle(Device(), alloc_handle)
+        else:
+            PinnedMemoryResource.from_allocation_handle(alloc_handle)
+        wrong_class = "no error"
+    except TypeError:
+        wrong_class = "TypeError"
+    except Exception as exc:  # noqa: BLE001
+        wrong_class = f"{type(exc).__name__}: {exc}"
+    if kind == "pinned":
+        again = PinnedMemoryResource.from_allocation_handle(alloc_handle)
+    else:
+        again = DeviceMemoryResource.from_allocation_handle(Device(), alloc_handle)
+    return open_after_rebuild, wrong_class, again is mr

@@ -310,14 +310,18 @@ cdef object MP_register(_MemPool mr, object uuid):
 
 
 cdef object _registry_get_open(type cls, object uuid):
-    """The open resource of type `cls` registered under `uuid`, or None."""
+    """The open resource of type `cls` registered under `uuid`, or None; TypeError
+    when an open resource of another class holds the uuid (a device pool's handle
+    given to PinnedMemoryResource, say), as upstream 1.2.2."""
     if uuid is None:
         return None
     with _registry_lock:
         mr = _registry.get(uuid)
-    if mr is not None and isinstance(mr, cls) and not (<_MemPool>mr).is_closed:
-        return mr
-    return None
+    if mr is None or (<_MemPool>mr).is_closed:
+        return None
+    if not isinstance(mr, cls):
+        raise TypeError(f"Registry contains a {type(mr).__name__} for uuid {uuid}, but {cls.__name__} was requested")
+    return mr
 
 
 cdef int MP_forget(_MemPool mr, const MemoryPoolHandle& pool) except -1:
