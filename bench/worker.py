@@ -46,7 +46,9 @@ BATCH_API = "from_ipc_descriptors"
 
 # Modules where this package (ours) keeps its private diagnostics; the first one
 # that has _driver_info wins. Upstream has none of them with that function.
-_OURS_PRIVATE = ("cuda.core._resource_handles",)  # the one module that links cpp/ (upstream has it too, without _driver_info)
+# the one module that links cpp/ (upstream has _resource_handles too, without
+# _driver_info); _core: this package before the module layout (bench/ab.py's base)
+_OURS_PRIVATE = ("cuda.core._resource_handles", "cuda.core._core")
 
 
 def _ours_private():

@@ -29,7 +29,8 @@ from conftest import DRIVER_SIMULATED, SCENARIOS
 
 HERE = Path(__file__).resolve().parent
 CHILD = SCENARIOS / "no_crash_calls.py"
-CHILD_TIMEOUT = 60      # seconds per child process (a whole environment takes 1-3 s)
+# seconds per child process (a whole environment takes 1-3 s); NO_CRASH_CHILD_TIMEOUT overrides
+CHILD_TIMEOUT = int(os.environ.get("NO_CRASH_CHILD_TIMEOUT", "60"))
 MAX_CRASHES = 40        # per environment: stop hunting after this many (the test fails anyway)
 SUMMARY = {}            # environment -> line printed at exit
 
@@ -118,6 +119,9 @@ def hunt(env_name, env_extra):
             rc_alone, _, (s_alone, e_alone, _, _) = _run_child(env_extra, workdir, 0, idx, skip)
             alone = rc_alone != 0 and any(i not in e_alone and lbl == label for i, (_, lbl) in s_alone.items())
             crashes.append((label, _describe(rc), "alone" if alone else "only after earlier calls"))
+            # printed at once: a run cut short by an outer time limit still names what it found
+            sys.__stdout__.write(f"[{env_name}] crash {len(crashes)}: {label}: {crashes[-1][1]} ({crashes[-1][2]})\n")
+            sys.__stdout__.flush()
             skip.append(label)
             # A setup call shapes the pool (and the numbering): start over without it.
             start = 0 if phase == "setup" else idx + 1
