@@ -225,9 +225,14 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool* poo
     p->map_base = static_cast<char*>(m);
     p->map_len = kHeaderBytes;
     p->hdr = static_cast<ShmHeader*>(m);
+    // An imported device pool: its own device has access. An imported host pool:
+    // every device, as observed on the H200 (driver 580.159.04, 2026-12-03):
+    // upstream's test_serialize maps a pinned pool with
+    // DeviceMemoryResource.from_allocation_handle (no cuMemPoolSetAccess in the
+    // importer) and copies into it on device 0's stream, and the copy succeeds.
     p->access.assign(size_t(g_knobs.device_count), CU_MEM_ACCESS_FLAGS_PROT_NONE);
     for (int d = 0; d < g_knobs.device_count; ++d)
-        if (!p->host && d == p->owner_dev) p->access[size_t(d)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+        if (p->host || d == p->owner_dev) p->access[size_t(d)] = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     *pool_out = pool_handle(p.get());
     S().pools[p->id] = std::move(p);
     return CUDA_SUCCESS;

@@ -956,7 +956,9 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         "cuSimIsSimulator", "cuSimCallCount", "cuSimResetCallCounts", "cuSimMaxConcurrentCalls",
         "cuSimStaleAccessCount", "cuSimLastStaleAccess", "cuSimLastFreeStream",
         // cuGetProcAddress (CUDA 11.3) and SIMT_STR(cuGetProcAddress) = cuGetProcAddress_v2 (CUDA 12)
-        "cuGetProcAddress", SIMT_STR(cuGetProcAddress)};
+        "cuGetProcAddress", SIMT_STR(cuGetProcAddress),
+        // the synchronous managed allocation upstream's test helpers make (api_managed_alloc.cpp)
+        "cuMemAllocManaged", SIMT_STR(cuMemFree)};
     std::string cmd = std::string("nm -D --defined-only '") + path + "' 2>&1";
     FILE* nm = popen(cmd.c_str(), "r");
     ASSERT_NE(nm, nullptr) << cmd;
@@ -1040,6 +1042,31 @@ TEST_F(Sim, LibrariesKernelsAndTheFillStandIn) {
     EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuKernelGetParamInfo(fill, 0, &offset, &size));
     OK(D.cuMemFreeAsync(dst, stream_));
     OK(D.cuMemPoolDestroy(pool));
+}
+
+// cuMemAllocManaged / cuMemFree (api_managed_alloc.cpp): host memory that a
+// copy treats as host memory; cuMemFree frees only what cuMemAllocManaged gave.
+TEST_F(Sim, ManagedAllocationIsHostMemoryFreedOnce) {
+    void* h = dlopen(CUDA_SIM_LIBRARY_PATH, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) h = dlopen(std::getenv("CUDA_SIM_LIBRARY_PATH"), RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(h, nullptr) << dlerror();
+    auto alloc = reinterpret_cast<decltype(&::cuMemAllocManaged)>(dlsym(h, "cuMemAllocManaged"));
+    auto release = reinterpret_cast<decltype(&::cuMemFree)>(dlsym(h, SIMT_STR(cuMemFree)));
+    ASSERT_NE(alloc, nullptr);
+    ASSERT_NE(release, nullptr);
+    CUdeviceptr p = 0;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, alloc(&p, 0, CU_MEM_ATTACH_GLOBAL));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, alloc(&p, 64, 0x7));
+    OK(alloc(&p, 100, CU_MEM_ATTACH_GLOBAL));
+    ASSERT_NE(p, 0u);
+    std::memset(reinterpret_cast<void*>(p), 0x5A, 100);   // the CPU writes it directly
+    unsigned char back[100] = {};
+    OK(D.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(back), p, sizeof back, nullptr));
+    EXPECT_EQ(0x5A, back[0]);
+    EXPECT_EQ(0x5A, back[99]);
+    OK(release(p));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, release(p));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, release(0));
 }
 
 // cuGetProcAddress, as cuda-bindings uses it: base names resolve to the
