@@ -143,6 +143,13 @@ def _members(cls):
             continue
         if name.startswith("__") and not any(name in vars(k) for k in cls.__mro__[:-1]):
             continue  # inherited from object
+        owner = next((k for k in cls.__mro__ if name in vars(k)), None)
+        if owner is not None and owner.__module__ == "builtins":
+            # a builtin base's method (str's for the StrEnum types of cuda.core.typing):
+            # Python's, not this package's; 'device' * <a 2**47 int> would be a
+            # 140 TB allocation, which a host that overcommits memory (the H200
+            # machine) starts to fill instead of raising MemoryError
+            continue
         try:
             raw = inspect.getattr_static(cls, name)
         except AttributeError:
