@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fake_driver.hpp"
+#include "fake_ipc_fixture.hpp"
 #include "model_gil.hpp"
 #include "resource_handles.hpp"
 #include "test_util.hpp"
@@ -34,36 +35,9 @@ struct BatchResult {
     std::vector<CUresult> errors;
 };
 
-class IpcBatch : public ::testing::Test {
+class IpcBatch : public test_util::FakeIpcTest {
 protected:
-    FakeDriver& fake = FakeDriver::get();
-    ContextHandle ctx;
-    MemoryPoolHandle pool;
-    StreamHandle stream;
-
-    void SetUp() override {
-        fake.install();
-        fake::install_recording_reporter();
-        take_last_error();
-        ctx = create_primary_context_handle(0);
-        pool = memory_pool_import_ipc(ctx, 1000);
-        stream = create_stream_handle(ctx, 0, 0);
-        ASSERT_TRUE(ctx && pool && stream);
-    }
-    void TearDown() override {
-        stream.reset();
-        pool.reset();
-        ctx.reset();
-        EXPECT_EQ(ipc_cache_size(), 0u) << "an entry outlived its handles";
-        EXPECT_EQ(fake.live_imports(), 0u) << "a mapping was never freed";
-        EXPECT_EQ(fake.bad_frees(), 0) << "an aliased mapping was freed twice";
-        EXPECT_EQ(fake.duplicate_imports(), 0) << "a key was imported while mapped";
-        EXPECT_EQ(fake.calls_without_context(), 0);
-        EXPECT_EQ(fake.dependency_violations(), 0);
-        install_cleanup_reporter(nullptr);
-        fake.uninstall();
-    }
-    DevicePtrHandle import(std::uint64_t id) { return deviceptr_import_ipc(pool, FakeDriver::key_bytes(id), stream); }
+    explicit IpcBatch(bool with_model_gil = false) : FakeIpcTest(with_model_gil) {}
     BatchResult batch(const std::vector<std::uint64_t>& ids) {
         std::vector<IpcExportBytes> keys;
         for (auto id : ids) keys.push_back(FakeDriver::key_bytes(id));
@@ -71,7 +45,6 @@ protected:
         deviceptr_import_ipc_batch(pool, keys.data(), keys.size(), stream, r.out.data(), r.errors.data());
         return r;
     }
-    int imports() const { return fake.calls(Fn::cuMemPoolImportPointer); }
 };
 
 TEST_F(IpcBatch, ImportsEveryKeyOnceAndLaterImportsHit) {
@@ -352,14 +325,7 @@ TEST_F(IpcBatch, ChurnBatchesAndClosesFewKeys_mt) {
 
 class IpcBatchModelGil : public IpcBatch {
 protected:
-    void SetUp() override {
-        IpcBatch::SetUp();
-        model_gil::install();
-    }
-    void TearDown() override {
-        model_gil::uninstall();
-        IpcBatch::TearDown();
-    }
+    IpcBatchModelGil() : IpcBatch(true) {}
 };
 
 // Every key live and the lock free: no GIL release at all.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "fake_driver.hpp"
+#include "fake_ipc_fixture.hpp"
 #include "resource_handles.hpp"
 #include "test_util.hpp"
 
@@ -29,37 +30,8 @@ constexpr auto kLatchTimeout = 10s;
 // How long a thread that must be blocked is given to (wrongly) get through.
 constexpr auto kMustStayBlocked = 200ms;
 
-class IpcCache : public ::testing::Test {
-protected:
-    FakeDriver& fake = FakeDriver::get();
-    ContextHandle ctx;
-    MemoryPoolHandle pool;
-    StreamHandle stream;
-
-    void SetUp() override {
-        fake.install();
-        fake::install_recording_reporter();
-        take_last_error();
-        ctx = create_primary_context_handle(0);
-        pool = memory_pool_import_ipc(ctx, 1000);
-        stream = create_stream_handle(ctx, 0, 0);
-        ASSERT_TRUE(ctx && pool && stream);
-    }
-    void TearDown() override {
-        stream.reset();
-        pool.reset();
-        ctx.reset();
-        EXPECT_EQ(ipc_cache_size(), 0u) << "an entry outlived its handles";
-        EXPECT_EQ(fake.live_imports(), 0u) << "a mapping was never freed";
-        EXPECT_EQ(fake.bad_frees(), 0) << "an aliased mapping was freed twice";
-        EXPECT_EQ(fake.calls_without_context(), 0);
-        EXPECT_EQ(fake.dependency_violations(), 0);
-        install_cleanup_reporter(nullptr);
-        fake.uninstall();
-    }
-    DevicePtrHandle import(std::uint64_t id) { return deviceptr_import_ipc(pool, FakeDriver::key_bytes(id), stream); }
-    int imports() const { return fake.calls(Fn::cuMemPoolImportPointer); }
-};
+// The shared fixture (fake_ipc_fixture.hpp): fake driver, context, imported pool, stream.
+class IpcCache : public test_util::FakeIpcTest {};
 
 TEST_F(IpcCache, HitReturnsTheLiveHandleWithoutADriverCall) {
     DevicePtrHandle a = import(1);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "fake_driver.hpp"
+#include "fake_ipc_fixture.hpp"
 #include "gil.hpp"
 #include "model_gil.hpp"
 #include "resource_handles.hpp"
@@ -26,36 +27,13 @@ using test_util::Watchdog;
 
 namespace {
 
-class ModelGil : public ::testing::Test {
+class ModelGil : public test_util::FakeIpcTest {
 protected:
-    FakeDriver& fake = FakeDriver::get();
-    ContextHandle ctx;
-    MemoryPoolHandle pool;
-    StreamHandle stream;
-
+    ModelGil() : FakeIpcTest(true) {}
     void SetUp() override {
         ::testing::FLAGS_gtest_death_test_style = "threadsafe";
-        fake.install();
-        fake::install_recording_reporter();
-        ctx = create_primary_context_handle(0);
-        pool = memory_pool_import_ipc(ctx, 1000);
-        stream = create_stream_handle(ctx, 0, 0);
-        ASSERT_TRUE(ctx && pool && stream);
-        model_gil::install();
+        FakeIpcTest::SetUp();
     }
-    void TearDown() override {
-        model_gil::uninstall();
-        stream.reset();
-        pool.reset();
-        ctx.reset();
-        EXPECT_EQ(ipc_cache_size(), 0u);
-        EXPECT_EQ(fake.live_imports(), 0u);
-        EXPECT_EQ(fake.bad_frees(), 0);
-        EXPECT_EQ(fake.duplicate_imports(), 0);
-        install_cleanup_reporter(nullptr);
-        fake.uninstall();
-    }
-    DevicePtrHandle import(std::uint64_t id) { return deviceptr_import_ipc(pool, FakeDriver::key_bytes(id), stream); }
 };
 
 // Threads that hold the GIL (as Python threads calling Buffer.from_ipc_descriptor
