@@ -20,6 +20,7 @@ std::unordered_map<uintptr_t, size_t> managed_allocations;  // base -> bytes
 
 }  // namespace
 
+// Owns the host block it returns until cuMemFree; requires cuInit.
 SIM_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
     if (!cuda_sim::g_initialized.load(std::memory_order_acquire)) return CUDA_ERROR_NOT_INITIALIZED;
     if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -39,6 +40,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize
     return CUDA_SUCCESS;
 }
 
+// Releases a block of cuMemAllocManaged's, once; requires cuInit.
 SIM_EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr dptr) {
     if (!cuda_sim::g_initialized.load(std::memory_order_acquire)) return CUDA_ERROR_NOT_INITIALIZED;
     {
