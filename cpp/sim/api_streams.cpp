@@ -49,28 +49,39 @@ SIM_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, 
     return CUDA_SUCCESS;  // execution is synchronous: the event is complete
 }
 
-SIM_EXPORT CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int* priority) {
-    SIM_ENTER(cuStreamGetPriority);
-    if (!priority) return CUDA_ERROR_INVALID_VALUE;
-    Shared lk(S().mu);
+namespace {
+
+// Requires the simulator lock (shared); *out = the stream's record, or the
+// default streams' (priority 0, flags 0), after resolve_stream's checks.
+CUresult stream_record(CUstream hStream, Stream* out) {
     int d;
     CUresult rc = resolve_stream(hStream, &d);
     if (rc != CUDA_SUCCESS) return rc;
     auto it = S().streams.find(handle_id(hStream, TAG_STREAM));
-    *priority = it == S().streams.end() ? 0 : it->second.priority;
+    *out = it == S().streams.end() ? Stream{d, 0u, 0} : it->second;
     return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+SIM_EXPORT CUresult CUDAAPI cuStreamGetPriority(CUstream hStream, int* priority) {
+    SIM_ENTER(cuStreamGetPriority);
+    if (!priority) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    Stream rec{};
+    CUresult rc = stream_record(hStream, &rec);
+    if (rc == CUDA_SUCCESS) *priority = rec.priority;
+    return rc;
 }
 
 SIM_EXPORT CUresult CUDAAPI cuStreamGetFlags(CUstream hStream, unsigned int* flags) {
     SIM_ENTER(cuStreamGetFlags);
     if (!flags) return CUDA_ERROR_INVALID_VALUE;
     Shared lk(S().mu);
-    int d;
-    CUresult rc = resolve_stream(hStream, &d);
-    if (rc != CUDA_SUCCESS) return rc;
-    auto it = S().streams.find(handle_id(hStream, TAG_STREAM));
-    *flags = it == S().streams.end() ? 0u : it->second.flags;
-    return CUDA_SUCCESS;
+    Stream rec{};
+    CUresult rc = stream_record(hStream, &rec);
+    if (rc == CUDA_SUCCESS) *flags = rec.flags;
+    return rc;
 }
 
 SIM_EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
