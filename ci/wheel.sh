@@ -34,7 +34,7 @@ for d in /usr/local/cuda /usr/local/cuda-* ${CUDA_HOME:-} ${CUDA_PATH:-}; do
     real=$(readlink -f "$d"); [[ -d "$real" ]] && hide+=("$real")
 done
 mapfile -t hide < <(printf '%s\n' "${hide[@]}" | sort -u | sed '/^$/d')
-build_cmd=(env -u CUDA_HOME -u CUDA_PATH "$W/tools/bin/python" -m pip wheel -v --no-deps -w "$W/raw" "$ROOT")
+build_cmd=(env -u CUDA_HOME -u CUDA_PATH CUDA_CORE_BUILD_JOBS="$(nproc)" "$W/tools/bin/python" -m pip wheel -v --no-deps -w "$W/raw" "$ROOT")
 if unshare -m --propagation private true 2>/dev/null; then
     echo "== pip wheel with the CUDA toolkit hidden (empty tmpfs over: ${hide[*]:-nothing to hide}; CUDA_HOME/CUDA_PATH unset)"
     # shellcheck disable=SC2016
