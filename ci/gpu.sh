@@ -9,6 +9,8 @@
 # `PYTHON=python3.12 bash ci/wheel.sh --build-only`.
 #
 # Carry .upstream_tests (run tool: carry [".upstream_tests"]) to run upstream's own tests too.
+# Name the commit: BENCH_COMMIT=<short hash> bash ci/gpu.sh ... (the device tool's copy of the
+# tree has carried a stale .git: on 2026-12-03 `git rev-parse` there printed an older commit).
 #
 # At most 8 files come back from $OUT: the logs below, and results.tgz with this
 # run's bench/results files (and the junit XML) to unpack into the repository.
