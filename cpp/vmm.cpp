@@ -186,6 +186,23 @@ DevicePtrHandle map_chunks(const ContextHandle& context, const VmmReservationHan
     return handle;
 }
 
+// Owns `physical`: reserves `size` bytes of address space for it (context
+// current, GIL released by the caller) and maps it there as the only chunk.
+DevicePtrHandle map_single_chunk(const ContextHandle& context, VmmPhysicalHandle physical, std::size_t size,
+                                 std::size_t alignment, CUdeviceptr address_hint, const CUmemAccessDesc* access,
+                                 std::size_t access_count, const ImportCacheKey& key,
+                                 std::uint64_t generation) noexcept {
+    VmmReservationHandle reservation = reserve(context, size, alignment, address_hint);
+    if (!reservation) return {};
+    std::vector<VmmChunk> chunks;
+    try {
+        chunks.push_back(VmmChunk{std::move(physical), 0});
+    } catch (...) {
+        return fail<DevicePtrHandle>(CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    return map_chunks(context, reservation, std::move(chunks), access, access_count, key, generation);
+}
+
 const VmmMappingBox* as_mapping(const DevicePtrHandle& ptr) noexcept {
     return ptr && ptr->kind == DevicePtrKind::vmm_mapping ? static_cast<const VmmMappingBox*>(ptr.get()) : nullptr;
 }
@@ -221,15 +238,8 @@ DevicePtrHandle create_vmm_mapping_handle(const ContextHandle& context, const CU
     if (scope.status() != CUDA_SUCCESS) return fail<DevicePtrHandle>(scope.status());
     VmmPhysicalHandle physical = create_physical(context, prop, size);
     if (!physical) return {};
-    VmmReservationHandle reservation = reserve(context, size, alignment, address_hint);
-    if (!reservation) return {};
-    std::vector<VmmChunk> chunks;
-    try {
-        chunks.push_back(VmmChunk{std::move(physical), 0});
-    } catch (...) {
-        return fail<DevicePtrHandle>(CUDA_ERROR_OUT_OF_MEMORY);
-    }
-    return map_chunks(context, reservation, std::move(chunks), access, access_count, ImportCacheKey{}, 0);
+    return map_single_chunk(context, std::move(physical), size, alignment, address_hint, access, access_count,
+                            ImportCacheKey{}, 0);
 }
 
 // Owns the new mapping it returns; shares `mapping`'s physical memory.
@@ -322,15 +332,8 @@ DevicePtrHandle import_mapping(std::uint64_t generation, void* arg) noexcept {
     box->context = context;
     VmmPhysicalHandle physical = detail::make_handle(std::move(box), &release_physical_box);
     if (!physical) return {};
-    VmmReservationHandle reservation = reserve(context, q.size, 0, 0);
-    if (!reservation) return {};
-    std::vector<VmmChunk> chunks;
-    try {
-        chunks.push_back(VmmChunk{std::move(physical), 0});
-    } catch (...) {
-        return fail<DevicePtrHandle>(CUDA_ERROR_OUT_OF_MEMORY);
-    }
-    return map_chunks(context, reservation, std::move(chunks), q.access, q.access_count, *q.key, generation);
+    return map_single_chunk(context, std::move(physical), q.size, 0, 0, q.access, q.access_count, *q.key,
+                            generation);
 }
 
 }  // namespace
