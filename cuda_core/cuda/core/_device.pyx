@@ -583,3 +583,12 @@ class _System:
         check(driver().cuDriverGetVersion_(&v))
         return (v // 1000, (v % 1000) // 10)
 
+
+def _device_with_uuid(device_uuid):
+    """The visible Device whose UUID is `device_uuid`, or None: processes may
+    number the GPUs differently (CUDA_VISIBLE_DEVICES), so what travels between
+    them is the UUID, not the ordinal."""
+    for dev in Device.get_all_devices():
+        if dev.uuid == device_uuid:
+            return dev
+    return None

@@ -13,7 +13,7 @@ from cuda.core._resource_handles cimport (
     check, coerce_options, device_count, driver, primary_context, raise_last_error, size_arg,
 )
 
-from cuda.core._device import Device
+from cuda.core._device import Device, _device_with_uuid
 
 __all__ = ["DeviceMemoryResource", "DeviceMemoryResourceOptions"]
 
@@ -194,16 +194,6 @@ cdef class DeviceMemoryResource(_MemPool):
                 f"mapped={bool(self._mapped)}{' closed' if not self._pool else ''}>")
 
 
-cdef int _ordinal_of_device_uuid(str device_uuid, int sender_ordinal) except -1:
-    """The local ordinal of the GPU whose UUID is `device_uuid`: processes may see
-    the GPUs in different orders (CUDA_VISIBLE_DEVICES), so ordinals do not travel."""
-    for ordinal in range(device_count()):
-        if Device(ordinal).uuid == device_uuid:
-            return ordinal
-    raise RuntimeError(f"the memory resource's device (GPU {device_uuid}, device {sender_ordinal} in the "
-                       f"sending process) is not visible in this process")
-
-
 def _reconstruct_device_memory_resource(device_id, alloc_handle, device_uuid=None):
     """multiprocessing's rebuild: import the pool on the same GPU (found by UUID)."""
     # The received handle is not closed here: pickle may hand the same object to
@@ -211,7 +201,11 @@ def _reconstruct_device_memory_resource(device_id, alloc_handle, device_uuid=Non
     # allocation_handle, as upstream's tests send them). Its fd closes when the
     # last reference goes (IPCAllocationHandle.__dealloc__), so nothing leaks.
     if device_uuid is not None:
-        device_id = _ordinal_of_device_uuid(device_uuid, device_id)
+        dev = _device_with_uuid(device_uuid)
+        if dev is None:
+            raise RuntimeError(f"the memory resource's device (GPU {device_uuid}, device {device_id} in the "
+                               f"sending process) is not visible in this process")
+        device_id = dev.device_id
     return DeviceMemoryResource.from_allocation_handle(device_id, alloc_handle)
 
 

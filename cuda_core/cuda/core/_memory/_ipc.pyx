@@ -352,12 +352,9 @@ cdef MemoryPoolHandle _retired_pool(object uuid):
 
 cdef object MP_from_registry(type cls, object uuid):
     uuid = _as_uuid(uuid)
-    with _registry_lock:
-        mr = _registry.get(uuid)
-    if mr is None or (<_MemPool>mr).is_closed:
+    mr = _registry_get_open(cls, uuid)   # TypeError for another class's resource
+    if mr is None:
         raise RuntimeError(f"Memory resource {uuid} was not found")
-    if not isinstance(mr, cls):
-        raise TypeError(f"Registry contains a {type(mr).__name__} for uuid {uuid}, but {cls.__name__} was requested")
     return mr
 
 
