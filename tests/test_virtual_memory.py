@@ -326,6 +326,33 @@ def test_buffer_round_trips_between_processes(device, stream):
     buf.close()
 
 
+def _child_buffer_and_its_descriptor(buf, desc, n):
+    """`buf` and `buf.ipc_descriptor` arrived in ONE argument tuple, so pickle made
+    the rebuild's descriptor and `desc` the same object: the rebuild must leave it
+    open, and importing through it gives the same mapping."""
+    from cuda.core import Device, VirtualMemoryResource
+
+    s = Device().create_stream()
+    open_after_rebuild = not desc.is_closed
+    again = VirtualMemoryResource(Device(), buf.memory_resource.config).import_buffer(desc)
+    same = int(again.handle) == int(buf.handle)
+    seen = _head(again, n, s)
+    again.close()
+    buf.close()
+    return open_after_rebuild, same, seen
+
+
+def test_buffer_sent_with_its_descriptor_leaves_the_descriptor_open(device, stream):
+    mr = _vmm(device)
+    buf = mr.allocate(1)
+    _write(buf, _pattern(13, 4096), stream)
+    open_after, same, seen = run_child(_child_buffer_and_its_descriptor, buf, buf.ipc_descriptor, 4096)
+    assert open_after, "rebuilding the Buffer closed the descriptor the caller sent with it"
+    assert same, "the second import of one allocation is not the cached mapping"
+    assert seen == _pattern(13, 4096)
+    buf.close()
+
+
 def _child_churn_one_descriptor(desc, expect, threads, rounds):
     """8 threads x `rounds` import / read / close of one descriptor; returns
     (wrong reads, errors, driver imports, cache size after)."""

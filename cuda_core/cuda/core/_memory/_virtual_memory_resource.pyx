@@ -32,7 +32,7 @@ from cuda.core._resource_handles cimport (
 )
 from cuda.core._stream cimport Stream_accept
 
-from cuda.core._device import Device
+from cuda.core._device import Device, _device_with_uuid
 from cuda.core.typing import (
     VirtualMemoryAccessType,
     VirtualMemoryAllocationType,
@@ -504,17 +504,18 @@ cdef class VirtualMemoryResource(MemoryResource):
 def _device_of_uuid(device_uuid):
     if device_uuid is None:
         return Device(0)
-    for dev in Device.get_all_devices():
-        if dev.uuid == device_uuid:
-            return dev
-    raise RuntimeError(f"the exporting GPU (UUID {device_uuid}) is not visible in this process")
+    dev = _device_with_uuid(device_uuid)
+    if dev is None:
+        raise RuntimeError(f"the exporting GPU (UUID {device_uuid}) is not visible in this process")
+    return dev
 
 
 def _rebuild_buffer(descriptor, config):
     """multiprocessing's rebuild of a VirtualMemoryResource Buffer: import it on
-    the same GPU with the sender's configuration, then close the received fd."""
-    try:
-        mr = VirtualMemoryResource(_device_of_uuid(descriptor.device_uuid), config)
-        return mr.import_buffer(descriptor)
-    finally:
-        descriptor.close()
+    the same GPU with the sender's configuration. The received descriptor is not
+    closed here (as the pool resources' rebuilds, _device_memory_resource.pyx):
+    pickle may hand the same object to the caller too, when the Buffer and its
+    ipc_descriptor travel in one argument tuple; its fd closes with its last
+    reference (IPCAllocationHandle.__dealloc__)."""
+    mr = VirtualMemoryResource(_device_of_uuid(descriptor.device_uuid), config)
+    return mr.import_buffer(descriptor)
