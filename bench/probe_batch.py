@@ -25,6 +25,8 @@ import statistics
 import sys
 import time
 
+from worker import _run_child  # spawn a child, feed it (mr, descriptors), wait with a bound
+
 
 def _child(q_in, q_out, n, rounds):
     from cuda.core import Buffer, Device
@@ -94,13 +96,7 @@ def main():
     stream.sync()
     descriptors = [b.ipc_descriptor for b in buffers]
     for rep in range(args.repeat):
-        q_in, q_out = ctx.Queue(), ctx.Queue()
-        p = ctx.Process(target=_child, args=(q_in, q_out, args.n, args.rounds))
-        p.start()
-        q_in.put(mr)
-        q_in.put(descriptors)
-        res = q_out.get(timeout=600)
-        p.join()
+        res = _run_child(ctx, _child, (mr, descriptors), (args.n, args.rounds), 600)
         res.update(repeat=rep, n=args.n, rounds=args.rounds, size=args.size, module=cuda.core.__file__)
         print(json.dumps(res), flush=True)
     for b in buffers:

@@ -26,6 +26,8 @@ import sys
 import threading
 import time
 
+from worker import _run_child  # spawn a child, feed it (mr, descriptors), wait with a bound
+
 
 def _stats(v):
     s = sorted(v)
@@ -116,13 +118,7 @@ def main():
 
     for rep in range(args.repeat):
         for variant in variants:
-            q_in, q_out = ctx.Queue(), ctx.Queue()
-            p = ctx.Process(target=_child, args=(q_in, q_out, variant, args.n, args.rounds))
-            p.start()
-            q_in.put(mr)
-            q_in.put(descriptors)
-            res = q_out.get(timeout=600)
-            p.join()
+            res = _run_child(ctx, _child, (mr, descriptors), (variant, args.n, args.rounds), 600)
             res.update(variant=variant, repeat=rep, n=args.n, rounds=args.rounds,
                        module=cuda.core.__file__)
             print(json.dumps(res), flush=True)
