@@ -76,8 +76,9 @@ def pytest_configure(config):
         config.addinivalue_line("markers", line)
 
 
-def run_python(args, env_extra=None, timeout=120, cwd=None):
-    """Run `python args...` in a fresh interpreter; returns CompletedProcess (text)."""
+def child_env(env_extra=None):
+    """This process's environment for a child, unbuffered, with `env_extra`
+    applied (a value of None unsets that variable)."""
     env = dict(os.environ)
     env["PYTHONUNBUFFERED"] = "1"
     for key, value in (env_extra or {}).items():
@@ -85,8 +86,13 @@ def run_python(args, env_extra=None, timeout=120, cwd=None):
             env.pop(key, None)
         else:
             env[key] = str(value)
-    return subprocess.run([sys.executable, *map(str, args)], env=env, capture_output=True, text=True,
-                          timeout=timeout, cwd=cwd)
+    return env
+
+
+def run_python(args, env_extra=None, timeout=120, cwd=None):
+    """Run `python args...` in a fresh interpreter; returns CompletedProcess (text)."""
+    return subprocess.run([sys.executable, *map(str, args)], env=child_env(env_extra), capture_output=True,
+                          text=True, timeout=timeout, cwd=cwd)
 
 
 def run_scenario_script(script, *args, env_extra=None, timeout=120):

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DRIVER_SIMULATED, SCENARIOS
+from conftest import DRIVER_SIMULATED, SCENARIOS, child_env
 
 HERE = Path(__file__).resolve().parent
 CHILD = SCENARIOS / "no_crash_calls.py"
@@ -67,13 +67,7 @@ def _run_child(env_extra, workdir, start=0, only=None, skip=()):
     progress = Path(workdir) / "progress.txt"
     skip_file = Path(workdir) / "skip.txt"
     skip_file.write_text("".join(f"{label}\n" for label in skip))
-    env = dict(os.environ)
-    for key, value in env_extra.items():   # None: unset
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    env["PYTHONUNBUFFERED"] = "1"
+    env = child_env(env_extra)
     args = [sys.executable, str(CHILD), str(progress), "--from", str(start), "--skip", str(skip_file)]
     if only is not None:
         args += ["--only", str(only)]

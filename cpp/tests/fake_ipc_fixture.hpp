@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 
 #include "fake_driver.hpp"
@@ -13,6 +14,11 @@
 #include "resource_handles.hpp"
 
 namespace test_util {
+
+// How long a test waits for a latch another thread opens.
+constexpr std::chrono::seconds kLatchTimeout{10};
+// How long a thread that must be blocked is given to (wrongly) get through.
+constexpr std::chrono::milliseconds kMustStayBlocked{200};
 
 class FakeIpcTest : public ::testing::Test {
 protected:

@@ -25,10 +25,10 @@ using fake::Fn;
 using fake::Latch;
 using test_util::Watchdog;
 
-namespace {
+using test_util::kLatchTimeout;
+using test_util::kMustStayBlocked;
 
-constexpr auto kLatchTimeout = 10s;
-constexpr auto kMustStayBlocked = 200ms;
+namespace {
 
 struct BatchResult {
     std::vector<DevicePtrHandle> out;

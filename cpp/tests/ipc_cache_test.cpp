@@ -24,11 +24,10 @@ using fake::Fn;
 using fake::Latch;
 using test_util::Watchdog;
 
-namespace {
+using test_util::kLatchTimeout;
+using test_util::kMustStayBlocked;
 
-constexpr auto kLatchTimeout = 10s;
-// How long a thread that must be blocked is given to (wrongly) get through.
-constexpr auto kMustStayBlocked = 200ms;
+namespace {
 
 // The shared fixture (fake_ipc_fixture.hpp): fake driver, context, imported pool, stream.
 class IpcCache : public test_util::FakeIpcTest {};
