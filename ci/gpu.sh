@@ -101,16 +101,21 @@ else
         tail -30 "$LOGS/build.log"; note "build: FAILED"; printf '%s\n' "${SUMMARY[@]}"; exit 1
     fi
 fi
+# build_site SRC SITE: a parallel `setup.py build` of the source tree SRC (every
+# core compiles; environment as the caller's), whose lib folder becomes the site
+# folder SITE (a path under build/). Used for the testing build and the A/B base.
+build_site() {
+    local src=$1 site=$2
+    rm -rf "$ROOT/$site" "$ROOT/$site.bld"
+    (cd "$src" && CUDA_CORE_BUILD_JOBS=$(nproc) "$BASE_PY" setup.py -q build --build-base "$ROOT/$site.bld" \
+        -j "$(nproc)") >>"$LOGS/build.log" 2>&1 && cp -r "$ROOT/$site.bld"/lib.*/ "$ROOT/$site"
+}
 # the testing build (CUDA_CORE_TESTING_BUILD=1: the only build with the legacy-order
 # and cache-off switches) beside it: the regression tests run their broken-order
 # scenarios on it (tests/conftest.py env_on_testing_build), and so does the
 # legacy-switch scenario below.
 t0=$(date +%s)
-rm -rf build/gpusite-testing
-# (a parallel setup.py build: every core compiles, then its lib folder is the site)
-rm -rf build/testing-bld
-if CUDA_CORE_TESTING_BUILD=1 CUDA_CORE_BUILD_JOBS=$(nproc) "$BASE_PY" setup.py -q build --build-base build/testing-bld \
-        -j "$(nproc)" >>"$LOGS/build.log" 2>&1 && cp -r build/testing-bld/lib.*/ build/gpusite-testing; then
+if CUDA_CORE_TESTING_BUILD=1 build_site "$ROOT" build/gpusite-testing; then
     note "testing build: ok ($(( $(date +%s) - t0 )) s)"
     export CUDA_CORE_TESTING_SITE=$ROOT/build/gpusite-testing
 else
@@ -218,9 +223,7 @@ if [[ $BENCH_FIRST == 0 ]]; then run_bench; fi
 # --- A/B: the build of another source tree (the code before a change) against this one, same run
 if [[ -n $AB_BASE && -d $AB_BASE ]]; then
     t0=$(date +%s)
-    rm -rf build/ab-bld build/absite
-    if (cd "$AB_BASE" && CUDA_CORE_BUILD_JOBS=$(nproc) "$BASE_PY" setup.py -q build --build-base "$ROOT/build/ab-bld" \
-            -j "$(nproc)") >>"$LOGS/build.log" 2>&1 && cp -r build/ab-bld/lib.*/ build/absite; then
+    if build_site "$AB_BASE" build/absite; then
         printf '#!/usr/bin/env bash\nexport PYTHONPATH=%s\nexec %s "$@"\n' "$ROOT/build/absite" "$BASE_PY" > build/abpy
         chmod +x build/abpy
         note "A/B base build of $AB_BASE: ok ($(( $(date +%s) - t0 )) s)"
