@@ -23,10 +23,27 @@ using detail::require_driver;
 
 namespace {
 
-// Deleter of owned pools (created or imported).
+// Deleter of created pools.
 void destroy_pool_box(const MemoryPoolBox* box) noexcept {
     release_box(box, "cuMemPoolDestroy",
                 [](const MemoryPoolBox& b) noexcept { return drv().cuMemPoolDestroy_(b.pool); });
+}
+
+// Deleter of imported pools: detached from the GIL (release_box), waits for the
+// context's pending work, so that every free of the pool's imported allocations
+// has completed, then destroys the pool. The driver keeps a /dev/nvidiactl fd
+// for good for each imported pool destroyed while such a free is pending
+// (DESIGN.md, driver facts). Requires no lock held.
+void destroy_imported_pool_box(const MemoryPoolBox* box) noexcept {
+    release_box(box, "cuCtxSynchronize + cuMemPoolDestroy (imported pool)", [](const MemoryPoolBox& b) noexcept {
+        CUresult synced = CUDA_SUCCESS;
+        if (b.context) {
+            ContextScopeGuard scope(b.context);
+            synced = scope.status() == CUDA_SUCCESS ? drv().cuCtxSynchronize_() : scope.status();
+        }
+        CUresult destroyed = drv().cuMemPoolDestroy_(b.pool);
+        return destroyed != CUDA_SUCCESS ? destroyed : synced;
+    });
 }
 
 // Deleter of pool allocations: stream-ordered free, stays attached (see free_and_delete).
@@ -106,7 +123,7 @@ MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) no
     if (r != CUDA_SUCCESS) return fail<MemoryPoolHandle>(r);
     box->context = context;
     box->owned = true;
-    return make_handle(std::move(box), &destroy_pool_box);
+    return make_handle(std::move(box), &destroy_imported_pool_box);
 }
 
 // The new fd belongs to the caller; owns nothing else.

@@ -231,3 +231,29 @@ def test_imported_buffer_keeps_its_closed_pool_alive(device, worker):
     assert status["ipc_cache"] == 0
     buf.close()
     mr.close()
+
+
+# ---------------------------------------------------------------- a long-lived consumer's fds
+
+def test_consumer_fds_stay_flat_across_producer_pools(worker, device):
+    """The minimal case the state machine found, as a plain test: each cycle a fresh
+    producer pool goes to the consumer, which imports one buffer, closes it and then
+    the pool at once (the buffer's free still pending), as a consumer of many
+    producers does. The driver keeps an fd for good for each imported pool destroyed
+    with a free pending (DESIGN.md, driver facts; the simulator models it), so the
+    imported pool's deleter waits for that free first: the consumer's fds are the
+    same after the last cycle as after the first."""
+    cycles = 12
+    counts = []
+    for _ in range(cycles):
+        mr = _ipc_mr(device)
+        buf = mr.allocate(4096, stream=device.default_stream)
+        worker.call("adopt_pool", 0, mr)
+        worker.call("import", 0, buf.ipc_descriptor, 0)
+        status = worker.call("reset")       # closes the buffer, then the pool, then syncs
+        buf.close()
+        mr.close()
+        device.default_stream.sync()
+        counts.append(len(status["fds"]))
+    assert counts[-1] == counts[0], (f"the consumer's fds grew from {counts[0]} to {counts[-1]} over "
+                                     f"{cycles} producer pools: {counts}")

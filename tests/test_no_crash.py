@@ -194,10 +194,11 @@ def test_no_call_crashes_on_the_simulated_driver():
 def test_no_call_crashes_on_the_real_driver():
     """The same calls on a real GPU (ci/gpu.sh runs this in its own pytest
     process, so a driver crash cannot take the rest of the suite's results with
-    it). `from_handle` gets no made-up addresses there: the driver dereferences
-    a raw CUstream / CUkernel / pointer, which the caller vouches for (upstream
-    alike); found on the H200 2026-12-03: Stream.from_handle(64).priority and
-    39 similar calls were SIGSEGV inside libcuda."""
+    it). `from_handle` is given only 0 and the handles that live objects of its
+    class own there (no_crash_calls.made_up_handle_refusal): the driver
+    dereferences a raw CUstream / CUkernel / pointer, which the caller vouches
+    for, upstream alike (Stream.from_handle(64).priority is a SIGSEGV inside
+    libcuda). Every other input of every other callable is passed as elsewhere."""
     check_environment("real driver", {"CUDA_CORE_DRIVER_LIBRARY": None, "NO_CRASH_REAL_DRIVER": "1"}, 5000)
 
 

@@ -71,5 +71,8 @@ SIM_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
 
 SIM_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
     SIM_ENTER(cuCtxSynchronize);
-    return current_dev() < 0 ? CUDA_ERROR_INVALID_CONTEXT : CUDA_SUCCESS;
+    if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    Excl lk(S().mu);
+    forget_synchronized_frees(nullptr);
+    return CUDA_SUCCESS;
 }

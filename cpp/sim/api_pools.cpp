@@ -57,6 +57,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool) {
     // Like the driver: returns at once; memory still allocated from (or
     // imported through) the pool stays usable until it is freed.
     p->destroyed = true;
+    if (p->imported && !p->unsynced_free_streams.empty()) p->leaks_fd = true;
     maybe_release_pool(p);
     return CUDA_SUCCESS;
 }

@@ -69,6 +69,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
         s.regions.erase(it);
         bury(base, len);
         --p->live_imports;
+        p->unsynced_free_streams.insert(hStream);
         maybe_release_pool(p);
         note_free_stream(hStream);
         return CUDA_SUCCESS;

@@ -26,9 +26,11 @@ SIM_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream hStream) {
 
 SIM_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
     SIM_ENTER(cuStreamSynchronize);
-    Shared lk(S().mu);
+    Excl lk(S().mu);
     int d;
-    return resolve_stream(hStream, &d);
+    CUresult rc = resolve_stream(hStream, &d);
+    if (rc == CUDA_SUCCESS) forget_synchronized_frees(&hStream);
+    return rc;
 }
 
 SIM_EXPORT CUresult CUDAAPI cuStreamQuery(CUstream hStream) {

@@ -32,8 +32,16 @@ void maybe_release_pool(Pool* p) {
         if (p->data != p->map_base) munmap(p->map_base, size_t(p->data - p->map_base));
         bury(reinterpret_cast<uintptr_t>(p->data), p->capacity);
     }
-    if (p->fd >= 0) close(p->fd);
+    if (p->fd >= 0 && !p->leaks_fd) close(p->fd);
     s.pools.erase(p->id);
+}
+
+void forget_synchronized_frees(const CUstream* stream) {
+    for (auto& entry : S().pools) {
+        auto& streams = entry.second->unsynced_free_streams;
+        if (stream) streams.erase(*stream);
+        else streams.clear();
+    }
 }
 
 void update_reserved(Pool* p) {

@@ -52,6 +52,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>  // std::shared_lock
@@ -237,6 +238,12 @@ struct Pool {
     bool destroyed = false;
     bool exported = false;  // ExportToShareableHandle called at least once
     size_t live_imports = 0;
+    // Importer pools: streams with an enqueued free of one of its imports that no
+    // cuStreamSynchronize / cuCtxSynchronize has waited for since. An imported pool
+    // destroyed while this is not empty keeps its fd open for good, as the real
+    // driver keeps a /dev/nvidiactl fd (README.md, "Driver facts modelled").
+    std::set<CUstream> unsynced_free_streams;
+    bool leaks_fd = false;
 };
 
 enum class RegionKind { PoolSpan, Import, Tombstone, VmmReserve };  // VmmReserve: api_vmm.cpp
@@ -418,6 +425,8 @@ CUresult do_fill(uintptr_t dst, bool host, const void* pattern, size_t psize, si
 void random_bytes(uint8_t* out, size_t n);
 // Free resources of a destroyed pool once nothing refers to it.
 void maybe_release_pool(Pool* p);
+// Waits modelled: a synchronized stream (nullptr: every stream, cuCtxSynchronize) has no pending free.
+void forget_synchronized_frees(const CUstream* stream);
 void update_reserved(Pool* p);
 // Create an owner pool. Returns nullptr + rc on failure.
 Pool* create_pool(bool ipc, bool host, int loc_type, int loc_id, size_t capacity, CUresult* rc);

@@ -112,6 +112,10 @@ class Worker:
         self.streams[0].sync()
         return True
 
+    def op_sync(self):
+        self.streams[0].sync()
+        return True
+
     def op_close(self, bid, stream):
         buf = self.buffers.pop(bid)
         buf.close(self._stream(stream))

@@ -44,11 +44,12 @@ FOREIGN = RNG.getrandbits(44) << 4  # an address-like int no process has handed 
 BASE_VALUES = [("None", None), ("0", 0), ("foreign", FOREIGN), ("1", 1), ("-1", -1), ("64", 64),
                ("2**64", 2 ** 64), ("'x'", "x"), ("object()", object())]
 # On a real driver (NO_CRASH_REAL_DRIVER=1), `*.from_handle` gets no made-up
-# address: a raw handle or pointer is the caller's promise, trusted as upstream
+# handle: a raw handle or pointer is the caller's promise, trusted as upstream
 # trusts it, and the driver dereferences it (a CUstream is a pointer into the
-# driver's own memory). The simulator and "no driver" runs still pass them.
+# driver's own memory). There it is given only 0 and the handles that a live
+# pooled object of its class owns (made_up_handle_refusal); every other input
+# of every other callable stays. The simulator and "no driver" runs pass them all.
 REAL_DRIVER = os.environ.get("NO_CRASH_REAL_DRIVER") == "1"
-MADE_UP_ADDRESSES = {"foreign", "64"}
 NO_GUESS = object()
 MAX_PER_CLASS = 16         # pooled instances kept per class
 MAX_PER_FACTORY = 5       # instances kept per class-level callable (first successes)
@@ -202,8 +203,92 @@ def docstring_signature(cls):
         return None
 
 
+class MadeUpHandle(Exception):
+    """A call not made on the real driver: it would pass a handle no live object owns."""
+
+
+LIVE_POOL = None  # the Pool of main(): whose handles count as owned (made_up_handle_refusal)
+
+
+def as_int(value):
+    """The integer a handle parameter would read from value, or None (not int-like)."""
+    if isinstance(value, bool) or not hasattr(type(value), "__index__") and not hasattr(type(value), "__int__"):
+        return None
+    try:
+        return int(value)
+    except Exception:  # noqa: BLE001
+        return None
+
+
+def owner_class(fn):
+    """The class whose from_handle fn is (classmethods are bound to it; staticmethods by qualname)."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, type):
+        return owner
+    qual = getattr(fn, "__qualname__", "").rsplit(".", 1)[0]
+    return next((c for c in (LIVE_POOL.classes if LIVE_POOL else ()) if c.__qualname__ == qual), None)
+
+
+def made_up_handle_refusal(fn, plist, values):
+    """Why calling from_handle fn with values would pass a made-up handle, or None.
+    Allowed: 0, the `handle` of a live pooled instance of fn's class, such an
+    instance itself, and (for a `size`) at most the size of the instance whose
+    handle is passed; non-integer values of other types stay."""
+    cls = owner_class(fn)
+    live = [e.obj for e in (LIVE_POOL.entries if LIVE_POOL else ()) if cls is not None
+            and isinstance(e.obj, cls) and not reports_closed(e.obj)]
+    owned = {}
+    for obj in live:
+        try:
+            handle = as_int(obj.handle)
+        except Exception:  # noqa: BLE001  (no handle, or one that cannot be read now)
+            continue
+        if handle:
+            owned[handle] = getattr(obj, "size", None)
+    passed = None
+    for (name, _, _, _), value in zip(plist, values):
+        if cls is not None and isinstance(value, cls):
+            continue
+        number = as_int(value)
+        if number is None or number == 0:
+            continue
+        if name == "size":
+            limit = owned.get(passed)
+            if limit is None or not 0 < number <= limit:
+                return f"size={number} is not within a live object's allocation"
+        elif number in owned:
+            passed = number
+        else:
+            return f"{name}={number:#x} is not a handle a live {getattr(cls, '__name__', '?')} owns"
+    return None
+
+
+def owned_handle_choices(pool, cls):
+    """(label, value) of the handle and size of each live pooled instance of cls: what
+    a from_handle may be given on the real driver besides 0 (and is given everywhere)."""
+    out = []
+    for e in pool.of(cls):
+        if reports_closed(e.obj):
+            continue
+        try:
+            handle = as_int(e.obj.handle)
+        except Exception:  # noqa: BLE001
+            continue
+        if handle:
+            out.append((f"handle of [{e.label}]", handle))
+            if isinstance(getattr(e.obj, "size", None), int):
+                out.append((f"size of [{e.label}]", e.obj.size))
+    return out[:6]
+
+
 def call_with(fn, plist, values):
-    """Call fn with values (one per plist entry), positional or keyword as declared."""
+    """Call fn with values (one per plist entry), positional or keyword as declared;
+    on the real driver, raises MadeUpHandle instead of passing a made-up handle to
+    a from_handle."""
+    if REAL_DRIVER and getattr(fn, "__name__", "") == "from_handle":
+        reason = made_up_handle_refusal(fn, plist, values)
+        if reason:
+            raise MadeUpHandle(reason)
     args, kwargs = [], {}
     for (name, kind, _, _), value in zip(plist, values):
         if kind == inspect.Parameter.KEYWORD_ONLY:
@@ -440,7 +525,8 @@ def main():
     log.write("I classes " + " ".join(classes.values()))
     if unimportable:
         log.write("I unimportable " + " | ".join(map(str, unimportable)))
-    pool = Pool(classes)
+    global LIVE_POOL
+    pool = LIVE_POOL = Pool(classes)
     for name, obj in sorted(instances.items()):
         pool.add(name, lambda obj=obj: obj, obj)
 
@@ -460,8 +546,6 @@ def main():
             arities = [plist]
         seen = set()
         values = BASE_VALUES
-        if REAL_DRIVER and flabel.endswith(".from_handle"):
-            values = [(vl, v) for vl, v in BASE_VALUES if vl not in MADE_UP_ADDRESSES]
         for pl in arities:
             variants = [("", [])] if not pl else []
             for vlabel, v in values if pl else []:
@@ -581,7 +665,9 @@ def main():
             # Probed even when no fresh copy can be made (each call then raises): the
             # numbering of calls must not depend on outcomes.
             log.attempt(f"[{entry.label}] fresh copy for {m}", lambda: receiver(), setup=False)
-            probe_callable(log, label, receiver, getattr(cls, m), choices, good_args.get((cls, m)))
+            probe_callable(log, label, receiver, getattr(cls, m),
+                           choices + owned_handle_choices(pool, cls) if m == "from_handle" else choices,
+                           good_args.get((cls, m)))
             holder.clear()
         probe_protocols(log, entry, choices)
 
