@@ -4,6 +4,7 @@ cdef enum:
     kDLCPU = 1
     kDLCUDA = 2
     kDLCUDAHost = 3
+    kDLCUDAManaged = 13
 
 # A DLPack capsule ("dltensor", or "dltensor_versioned" when max_version >= (1, 0))
 # viewing `size` bytes at `ptr` as a 1-D uint8 tensor; `owner` is kept alive

@@ -57,7 +57,20 @@ cdef extern from *:
         uint64_t flags
         CudaCoreDLTensor dl_tensor
 
+from enum import IntEnum
+
 __all__ = []
+
+
+class DLDeviceType(IntEnum):
+    """The DLPack device types a Buffer can report from ``__dlpack_device__``
+    (the values of DLPack's ``DLDeviceType``): plain host memory, device
+    memory, pinned host memory the device can reach, and managed memory."""
+
+    kDLCPU = 1
+    kDLCUDA = 2
+    kDLCUDAHost = 3
+    kDLCUDAManaged = 13
 
 cdef enum:
     kDLUInt = 1

@@ -7,7 +7,7 @@ without it this module imports, and using ``driver`` raises a clear
 :class:`ImportError`.
 """
 import sys
-from collections import namedtuple
+from typing import NamedTuple
 
 try:
     from cuda.bindings import driver
@@ -92,7 +92,11 @@ class CUDAWarning(RuntimeWarning):
     another thread, or at shutdown) and was reported instead of being lost."""
 
 
-ComputeCapability = namedtuple("ComputeCapability", ("major", "minor"))
+class ComputeCapability(NamedTuple):
+    """A device's compute capability, ``(major, minor)``: ``(9, 0)`` for an H200."""
+
+    major: int
+    minor: int
 
 
 class _MissingBindings:

@@ -1,0 +1,9 @@
+"""Type stubs for cuda.core._utils.version."""
+from typing import Tuple
+
+__all__ = ["binding_version", "driver_version"]
+
+
+def _parse_version_triple(version_str: str) -> Tuple[int, int, int]: ...
+def binding_version() -> Tuple[int, int, int]: ...
+def driver_version() -> Tuple[int, int, int]: ...
