@@ -90,6 +90,13 @@ EXPLICIT = [
     "cuda.core.typing.VirtualMemoryGranularityType",
     "cuda.core.typing.VirtualMemoryHandleType",
     "cuda.core.typing.VirtualMemoryLocationType",
+    # internal names upstream's own tests import
+    "cuda.core._utils.version.binding_version",
+    "cuda.core._utils.version.driver_version",
+    "cuda.core._utils.version._parse_version_triple",
+    "cuda.core._dlpack.DLDeviceType",
+    "cuda.core._stream.default_stream",
+    "cuda.core._utils.cuda_utils.ComputeCapability",
 ]
 # Modules of the subset: each must import, and every name in upstream's
 # ``__all__`` for it is part of the surface.
@@ -108,6 +115,7 @@ ALL_OF = [
     "cuda.core._module",
     "cuda.core._launch_config",
     "cuda.core._launcher",
+    "cuda.core.typing",
 ]
 # Names in ``cuda.core._memory`` (the package) that belong to the subset.
 MEMORY_PACKAGE = [

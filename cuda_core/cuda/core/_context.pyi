@@ -10,6 +10,8 @@ from cuda.core._stream import Stream, StreamOptions
 
 __all__ = ['Context']
 
+DeviceResourcesType = Sequence[Any]
+
 
 class Context:
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...

@@ -5,7 +5,13 @@ from libc.stdint cimport uintptr_t
 
 from cuda.core._resource_handles cimport ContextHandle, not_instantiable
 
+from collections.abc import Sequence
+
 __all__ = ["Context"]
+
+# The device resources a green context is made from (the classes are named by
+# forward reference: device resource partitioning is not provided yet).
+DeviceResourcesType = Sequence["SMResource | WorkqueueResource"]
 
 
 cdef class Context:

@@ -12,6 +12,10 @@ from cuda.core._event import Event, EventOptions
 __all__ = ['LEGACY_DEFAULT_STREAM', 'PER_THREAD_DEFAULT_STREAM', 'Stream', 'StreamOptions']
 
 
+class IsStreamType(Protocol):
+    def __cuda_stream__(self) -> Tuple[int, int]: ...
+
+
 class _CudaStreamLike(Protocol):
     def __cuda_stream__(self) -> Tuple[int, int]: ...
 
