@@ -131,19 +131,9 @@ DUNDERS = [
     "__enter__", "__exit__", "__dlpack__", "__dlpack_device__", "__cuda_stream__",
     "__sub__", "__buffer__", "__release_buffer__",
 ]
-# Classes compared on a named subset of members only: DeviceProperties has
-# ~100 device attributes, of which these are the memory + IPC ones (API.md's
-# list plus what upstream's memory + IPC tests and fixtures read; a missing
-# host_memory_pools_supported makes upstream's conftest skip every PinnedMR test).
-MEMBER_SUBSET = {
-    "DeviceProperties": [
-        "memory_pools_supported", "mempool_supported_handle_types",
-        "handle_type_posix_file_descriptor_supported", "host_numa_id",
-        "host_memory_pools_supported", "host_numa_memory_pools_supported",
-        "concurrent_managed_access", "managed_memory",
-        "virtual_memory_management_supported", "gpu_direct_rdma_supported",
-    ],
-}
+# Classes compared on a named subset of members only (none today: DeviceProperties
+# is compared whole, all of upstream's attributes).
+MEMBER_SUBSET = {}
 # Private members that upstream's own tests call (cuda_core/tests/memory_ipc:
 # test_errors.py builds descriptors and handles through them), by class name.
 TESTED_PRIVATE = {"IPCBufferDescriptor": ["_init"], "IPCAllocationHandle": ["_init"]}

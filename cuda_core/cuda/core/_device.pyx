@@ -10,20 +10,9 @@ from libc.stdint cimport uintptr_t
 from cuda.core._context cimport Context
 from cuda.core._event cimport Event
 from cuda.core._resource_handles cimport (
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR,
-    CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID,
-    CU_DEVICE_ATTRIBUTE_INTEGRATED, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
-    CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES,
-    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID,
-    CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, CU_DEVICE_ATTRIBUTE_WARP_SIZE,
-    CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY,
-    CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED, CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED,
-    CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED, CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED,
-    ContextHandle, CUcontext, CUdevice, CUresult, CUuuid, check, cu_device, current_device_ordinal,
-    device_attribute, device_count, driver, not_instantiable, primary_context, primary_context_of,
-    require_driver,
+    check, ContextHandle, cu_device, CUcontext, CUDA_ERROR_INVALID_VALUE, CUdevice, CUdevice_attribute, CUresult,
+    current_device_ordinal, CUuuid, device_count, driver, not_instantiable, primary_context,
+    primary_context_of, require_driver,
 )
 from cuda.core._stream cimport Stream, default_stream
 
@@ -40,161 +29,512 @@ _tls_lock = threading.Lock()
 
 
 class DeviceProperties:
-    """Attributes of one device (``Device.properties``), read from the driver
-    (``cuDeviceGetAttribute``) on every access; nothing is cached.
+    """Attributes of one device (``Device.properties``), each read from the
+    driver with ``cuDeviceGetAttribute`` and the ``CUdevice_attribute`` of its
+    name (``max_threads_per_block``: ``CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK``).
 
-    Each property raises :class:`~cuda.core.CUDAError` if the driver call fails.
+    As upstream's: the first read of an attribute is kept and later reads
+    return it, except for those that can change while the process runs
+    (``clock_rate``, ``memory_clock_rate``, ``compute_mode``,
+    ``kernel_exec_timeout``, ``single_to_double_precision_perf_ratio``), which
+    are read on every access. An attribute the driver does not know
+    (``CUDA_ERROR_INVALID_VALUE``, an older driver) reads as 0 (``False``); any
+    other driver failure raises :class:`~cuda.core.CUDAError`.
     """
 
-    __slots__ = ("_id",)
+    __slots__ = ("_id", "_cache")
 
     def __init__(self, *args, **kwargs):
-        raise RuntimeError(not_instantiable("DeviceProperties", "Device.properties"))
+        raise RuntimeError("DeviceProperties cannot be instantiated directly. Please use Device APIs.")
 
     @classmethod
     def _init(cls, int ordinal):
         self = object.__new__(cls)
         self._id = ordinal
+        self._cache = {}
         return self
 
+    def __reduce__(self):
+        return (_device_properties_of, (self._id,))
+
     def _get(self, int attribute):
-        return device_attribute(self._id, attribute)
+        if attribute in _READ_EVERY_TIME:
+            return _read_device_attribute(self._id, attribute)
+        try:
+            return self._cache[attribute]
+        except KeyError:
+            value = self._cache[attribute] = _read_device_attribute(self._id, attribute)
+            return value
 
-    @property
-    def memory_pools_supported(self):
-        """True if the device supports stream-ordered memory pools
-        (``cuMemAllocAsync``, ``cuMemPoolCreate``), which the pool-backed memory
-        resources need.
-        """
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED))
 
-    @property
-    def mempool_supported_handle_types(self):
-        """Bitmask of the ``CUmemAllocationHandleType`` values a memory pool on this
-        device can be exported as; ``0x1`` is POSIX file descriptors, the handle
-        type IPC-enabled resources use. 0 means pools cannot be shared.
-        """
-        return self._get(CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES)
+def _device_properties_of(int ordinal):
+    """The DeviceProperties of device `ordinal` (what a pickled one becomes)."""
+    return Device(ordinal).properties
 
-    @property
-    def handle_type_posix_file_descriptor_supported(self):
-        """True if the device's memory can be exported as POSIX file descriptors,
-        the handle type IPC uses on Linux.
-        """
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED))
 
-    @property
-    def host_numa_id(self):
-        """The id of the host NUMA node closest to the device, or -1 when the
-        system reports none. :class:`~cuda.core.PinnedMemoryResource` places its
-        pool on this node unless told otherwise.
-        """
-        return self._get(CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID)
+# Reads one attribute of device `ordinal`; CUDA_ERROR_INVALID_VALUE (an attribute
+# this driver does not know) reads as 0, other failures raise CUDAError.
+cdef int _read_device_attribute(int ordinal, int attribute) except? -1:
+    cdef int value = 0
+    cdef CUdevice dev = cu_device(ordinal)
+    cdef CUresult rc
+    with nogil:
+        rc = driver().cuDeviceGetAttribute_(&value, <CUdevice_attribute>attribute, dev)
+    if rc == CUDA_ERROR_INVALID_VALUE:
+        return 0
+    check(rc)
+    return value
 
-    @property
-    def multiprocessor_count(self):
-        """Number of streaming multiprocessors (SMs) on the device."""
-        return self._get(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
 
-    @property
-    def unified_addressing(self):
-        """True if the device shares one virtual address space with the host
-        (unified virtual addressing).
-        """
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING))
+cdef extern from "cuda.h" nogil:
+    # CUdevice_attribute values, one per DeviceProperties property
+    enum:
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y
+        CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
+        CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY
+        CU_DEVICE_ATTRIBUTE_WARP_SIZE
+        CU_DEVICE_ATTRIBUTE_MAX_PITCH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS
+        CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK
+        CU_DEVICE_ATTRIBUTE_CLOCK_RATE
+        CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT
+        CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT
+        CU_DEVICE_ATTRIBUTE_GPU_OVERLAP
+        CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+        CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT
+        CU_DEVICE_ATTRIBUTE_INTEGRATED
+        CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
+        CU_DEVICE_ATTRIBUTE_COMPUTE_MODE
+        CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS
+        CU_DEVICE_ATTRIBUTE_ECC_ENABLED
+        CU_DEVICE_ATTRIBUTE_PCI_BUS_ID
+        CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID
+        CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID
+        CU_DEVICE_ATTRIBUTE_TCC_DRIVER
+        CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE
+        CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH
+        CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE
+        CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR
+        CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+        CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR
+        CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR
+        CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR
+        CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY
+        CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD
+        CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID
+        CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO
+        CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS
+        CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS
+        CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM
+        CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
+        CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+        CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES
+        CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST
+        CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR
+        CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE
+        CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE
+        CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK
+        CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS
+        CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING
+        CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES
+        CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_NUMA_CONFIG
+        CU_DEVICE_ATTRIBUTE_NUMA_ID
+        CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT
+        CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT
+        CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH
+        CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT
+        CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES
+        CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH
+        CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS
+        CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR
+        CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT
+        CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS
+        CU_DEVICE_ATTRIBUTE_MPS_ENABLED
+        CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID
+        CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK
+        CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH
+        CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID
+        CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID
+        CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED
+        CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED
 
-    @property
-    def integrated(self):
-        """True if the device is an integrated GPU that shares physical memory
-        with the host.
-        """
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_INTEGRATED))
 
-    @property
-    def concurrent_managed_access(self):
-        """True if the device can access managed (unified) memory concurrently
-        with the CPU.
-        """
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS))
+# (property name, CUdevice_attribute, type, docstring), in upstream 1.2.2's order.
+_DEVICE_ATTRIBUTES = (
+    ('max_threads_per_block', CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, int,
+     'Most threads one thread block may have.'),
+    ('max_block_dim_x', CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, int, 'Largest x dimension of a thread block.'),
+    ('max_block_dim_y', CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, int, 'Largest y dimension of a thread block.'),
+    ('max_block_dim_z', CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, int, 'Largest z dimension of a thread block.'),
+    ('max_grid_dim_x', CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, int, 'Largest x dimension of a grid, in blocks.'),
+    ('max_grid_dim_y', CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, int, 'Largest y dimension of a grid, in blocks.'),
+    ('max_grid_dim_z', CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, int, 'Largest z dimension of a grid, in blocks.'),
+    ('max_shared_memory_per_block', CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, int,
+     'Shared memory one block may use without opting in, in bytes.'),
+    ('total_constant_memory', CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY, int,
+     'Constant memory available to kernels, in bytes.'),
+    ('warp_size', CU_DEVICE_ATTRIBUTE_WARP_SIZE, int, 'Threads per warp.'),
+    ('max_pitch', CU_DEVICE_ATTRIBUTE_MAX_PITCH, int, 'Largest pitch a memory copy accepts, in bytes.'),
+    ('maximum_texture1d_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_WIDTH, int, 'Largest width of a 1D texture.'),
+    ('maximum_texture1d_linear_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LINEAR_WIDTH, int,
+     'Largest width of a 1D texture bound to linear memory.'),
+    ('maximum_texture1d_mipmapped_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_MIPMAPPED_WIDTH, int,
+     'Largest width of a mipmapped 1D texture.'),
+    ('maximum_texture2d_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_WIDTH, int, 'Largest width of a 2D texture.'),
+    ('maximum_texture2d_height', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_HEIGHT, int,
+     'Largest height of a 2D texture.'),
+    ('maximum_texture2d_linear_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_WIDTH, int,
+     'Largest width of a 2D texture bound to linear memory.'),
+    ('maximum_texture2d_linear_height', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_HEIGHT, int,
+     'Largest height of a 2D texture bound to linear memory.'),
+    ('maximum_texture2d_linear_pitch', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LINEAR_PITCH, int,
+     'Largest pitch of a 2D texture bound to linear memory, in bytes.'),
+    ('maximum_texture2d_mipmapped_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_WIDTH, int,
+     'Largest width of a mipmapped 2D texture.'),
+    ('maximum_texture2d_mipmapped_height', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_MIPMAPPED_HEIGHT, int,
+     'Largest height of a mipmapped 2D texture.'),
+    ('maximum_texture3d_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH, int, 'Largest width of a 3D texture.'),
+    ('maximum_texture3d_height', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT, int,
+     'Largest height of a 3D texture.'),
+    ('maximum_texture3d_depth', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH, int, 'Largest depth of a 3D texture.'),
+    ('maximum_texture3d_width_alternate', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_WIDTH_ALTERNATE, int,
+     'Largest width of a 3D texture in the alternate size limits; 0 when the device has none.'),
+    ('maximum_texture3d_height_alternate', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_HEIGHT_ALTERNATE, int,
+     'Largest height of a 3D texture in the alternate size limits; 0 when the device has none.'),
+    ('maximum_texture3d_depth_alternate', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE3D_DEPTH_ALTERNATE, int,
+     'Largest depth of a 3D texture in the alternate size limits; 0 when the device has none.'),
+    ('maximum_texturecubemap_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_WIDTH, int,
+     'Largest width (and height) of a cubemap texture.'),
+    ('maximum_texture1d_layered_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_WIDTH, int,
+     'Largest width of a layered 1D texture.'),
+    ('maximum_texture1d_layered_layers', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE1D_LAYERED_LAYERS, int,
+     'Most layers of a layered 1D texture.'),
+    ('maximum_texture2d_layered_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_WIDTH, int,
+     'Largest width of a layered 2D texture.'),
+    ('maximum_texture2d_layered_height', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_HEIGHT, int,
+     'Largest height of a layered 2D texture.'),
+    ('maximum_texture2d_layered_layers', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_LAYERED_LAYERS, int,
+     'Most layers of a layered 2D texture.'),
+    ('maximum_texturecubemap_layered_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_WIDTH, int,
+     'Largest width (and height) of a layered cubemap texture.'),
+    ('maximum_texturecubemap_layered_layers', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURECUBEMAP_LAYERED_LAYERS, int,
+     'Most layers of a layered cubemap texture.'),
+    ('maximum_surface1d_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_WIDTH, int, 'Largest width of a 1D surface.'),
+    ('maximum_surface2d_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_WIDTH, int, 'Largest width of a 2D surface.'),
+    ('maximum_surface2d_height', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_HEIGHT, int,
+     'Largest height of a 2D surface.'),
+    ('maximum_surface3d_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_WIDTH, int, 'Largest width of a 3D surface.'),
+    ('maximum_surface3d_height', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_HEIGHT, int,
+     'Largest height of a 3D surface.'),
+    ('maximum_surface3d_depth', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE3D_DEPTH, int, 'Largest depth of a 3D surface.'),
+    ('maximum_surface1d_layered_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_WIDTH, int,
+     'Largest width of a layered 1D surface.'),
+    ('maximum_surface1d_layered_layers', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE1D_LAYERED_LAYERS, int,
+     'Most layers of a layered 1D surface.'),
+    ('maximum_surface2d_layered_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_WIDTH, int,
+     'Largest width of a layered 2D surface.'),
+    ('maximum_surface2d_layered_height', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_HEIGHT, int,
+     'Largest height of a layered 2D surface.'),
+    ('maximum_surface2d_layered_layers', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACE2D_LAYERED_LAYERS, int,
+     'Most layers of a layered 2D surface.'),
+    ('maximum_surfacecubemap_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_WIDTH, int,
+     'Largest width (and height) of a cubemap surface.'),
+    ('maximum_surfacecubemap_layered_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_WIDTH, int,
+     'Largest width (and height) of a layered cubemap surface.'),
+    ('maximum_surfacecubemap_layered_layers', CU_DEVICE_ATTRIBUTE_MAXIMUM_SURFACECUBEMAP_LAYERED_LAYERS, int,
+     'Most layers of a layered cubemap surface.'),
+    ('max_registers_per_block', CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK, int,
+     '32-bit registers available to one thread block.'),
+    ('clock_rate', CU_DEVICE_ATTRIBUTE_CLOCK_RATE, int,
+     'Typical clock frequency, in kHz (read from the driver on every access).'),
+    ('texture_alignment', CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT, int, 'Alignment textures need, in bytes.'),
+    ('texture_pitch_alignment', CU_DEVICE_ATTRIBUTE_TEXTURE_PITCH_ALIGNMENT, int,
+     'Pitch alignment 2D textures bound to linear memory need, in bytes.'),
+    ('gpu_overlap', CU_DEVICE_ATTRIBUTE_GPU_OVERLAP, bool,
+     'True if the device can copy memory while running a kernel (deprecated by the driver: see '
+     'async_engine_count).'),
+    ('multiprocessor_count', CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, int,
+     'Number of streaming multiprocessors (SMs) on the device.'),
+    ('kernel_exec_timeout', CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT, bool,
+     'True if kernels have a run-time limit (a watchdog; read on every access).'),
+    ('integrated', CU_DEVICE_ATTRIBUTE_INTEGRATED, bool,
+     'True if the device is an integrated GPU that shares physical memory with the host.'),
+    ('can_map_host_memory', CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY, bool,
+     'True if the device can map page-locked host memory into its address space.'),
+    ('compute_mode', CU_DEVICE_ATTRIBUTE_COMPUTE_MODE, int,
+     'The compute mode, a ``CUcomputemode`` value (0: default, shared by processes; read on every access).'),
+    ('concurrent_kernels', CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS, bool,
+     'True if the device can run several kernels at once.'),
+    ('ecc_enabled', CU_DEVICE_ATTRIBUTE_ECC_ENABLED, bool, "True if ECC is enabled on the device's memory."),
+    ('pci_bus_id', CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, int,
+     'PCI bus number of the device, an int (:attr:`Device.pci_bus_id` gives the full PCI address as a '
+     'string).'),
+    ('pci_device_id', CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, int, 'PCI device (slot) number of the device on its bus.'),
+    ('pci_domain_id', CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, int, 'PCI domain number of the device.'),
+    ('tcc_driver', CU_DEVICE_ATTRIBUTE_TCC_DRIVER, bool, 'True if the device runs the TCC driver model (Windows).'),
+    ('memory_clock_rate', CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, int,
+     'Peak memory clock frequency, in kHz (read on every access).'),
+    ('global_memory_bus_width', CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, int,
+     'Width of the global memory bus, in bits.'),
+    ('l2_cache_size', CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, int, 'Size of the L2 cache, in bytes.'),
+    ('max_threads_per_multiprocessor', CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR, int,
+     'Most threads resident on one multiprocessor.'),
+    ('unified_addressing', CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, bool,
+     'True if the device shares one virtual address space with the host (unified virtual addressing).'),
+    ('compute_capability_major', CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, int,
+     "Major number of the device's compute capability (9 for a 9.0 device)."),
+    ('compute_capability_minor', CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, int,
+     "Minor number of the device's compute capability (0 for a 9.0 device)."),
+    ('global_l1_cache_supported', CU_DEVICE_ATTRIBUTE_GLOBAL_L1_CACHE_SUPPORTED, bool,
+     'True if globals can be cached in L1.'),
+    ('local_l1_cache_supported', CU_DEVICE_ATTRIBUTE_LOCAL_L1_CACHE_SUPPORTED, bool,
+     'True if locals can be cached in L1.'),
+    ('max_shared_memory_per_multiprocessor', CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR, int,
+     'Shared memory available on one multiprocessor, in bytes.'),
+    ('max_registers_per_multiprocessor', CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR, int,
+     '32-bit registers available on one multiprocessor.'),
+    ('managed_memory', CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY, bool,
+     'True if the device can allocate managed memory on this system.'),
+    ('multi_gpu_board', CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD, bool,
+     'True if the device is on a board with several GPUs.'),
+    ('multi_gpu_board_group_id', CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD_GROUP_ID, int,
+     'Identifier shared by the devices of one multi-GPU board.'),
+    ('host_native_atomic_supported', CU_DEVICE_ATTRIBUTE_HOST_NATIVE_ATOMIC_SUPPORTED, bool,
+     'True if the link to the host supports every native atomic operation.'),
+    ('single_to_double_precision_perf_ratio', CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO, int,
+     'Single precision throughput divided by double precision throughput (read on every access).'),
+    ('pageable_memory_access', CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, bool,
+     'True if the device can access pageable host memory coherently without registering it.'),
+    ('concurrent_managed_access', CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS, bool,
+     'True if the device can access managed (unified) memory concurrently with the CPU.'),
+    ('compute_preemption_supported', CU_DEVICE_ATTRIBUTE_COMPUTE_PREEMPTION_SUPPORTED, bool,
+     'True if the device supports compute preemption.'),
+    ('can_use_host_pointer_for_registered_mem', CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, bool,
+     "True if the device can reach registered host memory at the host's own addresses."),
+    ('cooperative_launch', CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, bool,
+     'True if the device can launch cooperative kernels.'),
+    ('max_shared_memory_per_block_optin', CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, int,
+     'Shared memory one block may use after opting in, in bytes.'),
+    ('pageable_memory_access_uses_host_page_tables',
+     CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES, bool,
+     "True if the device reaches pageable memory through the host's page tables."),
+    ('direct_managed_mem_access_from_host', CU_DEVICE_ATTRIBUTE_DIRECT_MANAGED_MEM_ACCESS_FROM_HOST, bool,
+     'True if the host can access managed memory on the device without migrating it.'),
+    ('virtual_memory_management_supported', CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, bool,
+     'True if the device supports the virtual memory management APIs (``cuMemCreate``, '
+     '``cuMemAddressReserve``, ``cuMemMap``), which :class:`~cuda.core.VirtualMemoryResource` needs.'),
+    ('handle_type_posix_file_descriptor_supported',
+     CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED, bool,
+     "True if the device's memory can be exported as POSIX file descriptors, the handle type IPC uses on "
+     'Linux.'),
+    ('handle_type_win32_handle_supported', CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_HANDLE_SUPPORTED, bool,
+     "True if the device's memory can be exported as Win32 NT handles."),
+    ('handle_type_win32_kmt_handle_supported', CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_WIN32_KMT_HANDLE_SUPPORTED, bool,
+     "True if the device's memory can be exported as Win32 KMT handles."),
+    ('max_blocks_per_multiprocessor', CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR, int,
+     'Most thread blocks resident on one multiprocessor.'),
+    ('generic_compression_supported', CU_DEVICE_ATTRIBUTE_GENERIC_COMPRESSION_SUPPORTED, bool,
+     'True if the device supports compressible memory.'),
+    ('max_persisting_l2_cache_size', CU_DEVICE_ATTRIBUTE_MAX_PERSISTING_L2_CACHE_SIZE, int,
+     'Largest L2 set-aside for persisting accesses, in bytes.'),
+    ('max_access_policy_window_size', CU_DEVICE_ATTRIBUTE_MAX_ACCESS_POLICY_WINDOW_SIZE, int,
+     'Largest ``num_bytes`` of an access policy window.'),
+    ('gpu_direct_rdma_with_cuda_vmm_supported', CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WITH_CUDA_VMM_SUPPORTED, bool,
+     'True if ``cuMemCreate`` accepts the GPUDirect RDMA flag on this device.'),
+    ('reserved_shared_memory_per_block', CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK, int,
+     'Shared memory the driver reserves in each block, in bytes.'),
+    ('sparse_cuda_array_supported', CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED, bool,
+     'True if the device supports sparse CUDA arrays and mipmapped arrays.'),
+    ('read_only_host_register_supported', CU_DEVICE_ATTRIBUTE_READ_ONLY_HOST_REGISTER_SUPPORTED, bool,
+     'True if host memory can be registered read-only for the device.'),
+    ('memory_pools_supported', CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, bool,
+     'True if the device supports stream-ordered memory pools (``cuMemAllocAsync``, ``cuMemPoolCreate``), '
+     'which the pool-backed memory resources need.'),
+    ('gpu_direct_rdma_supported', CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, bool,
+     'True if the device supports GPUDirect RDMA (third-party devices such as NICs reading and writing its'
+     ' memory directly).'),
+    ('gpu_direct_rdma_flush_writes_options', CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, int,
+     'Bitmask of ``CUflushGPUDirectRDMAWritesOptions``: how GPUDirect RDMA writes can be flushed.'),
+    ('gpu_direct_rdma_writes_ordering', CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_WRITES_ORDERING, int,
+     'A ``CUGPUDirectRDMAWritesOrdering`` value: the scope within which GPUDirect RDMA writes need no '
+     'flush.'),
+    ('mempool_supported_handle_types', CU_DEVICE_ATTRIBUTE_MEMPOOL_SUPPORTED_HANDLE_TYPES, int,
+     'Bitmask of the ``CUmemAllocationHandleType`` values a memory pool on this device can be exported as;'
+     ' ``0x1`` is POSIX file descriptors, the handle type IPC-enabled resources use. 0 means pools cannot '
+     'be shared.'),
+    ('deferred_mapping_cuda_array_supported', CU_DEVICE_ATTRIBUTE_DEFERRED_MAPPING_CUDA_ARRAY_SUPPORTED, bool,
+     'True if the device supports deferred mapping of CUDA arrays and mipmapped arrays.'),
+    ('numa_config', CU_DEVICE_ATTRIBUTE_NUMA_CONFIG, int,
+     "How the device's memory appears to the host's NUMA system, a ``CUdeviceNumaConfig`` value."),
+    ('numa_id', CU_DEVICE_ATTRIBUTE_NUMA_ID, int,
+     "The NUMA node of the device's memory, or -1 when it is not a NUMA node."),
+    ('multicast_supported', CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, bool,
+     'True if the device supports switch multicast and reductions.'),
+    ('surface_alignment', CU_DEVICE_ATTRIBUTE_SURFACE_ALIGNMENT, int, 'Alignment surfaces need, in bytes.'),
+    ('async_engine_count', CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT, int,
+     'Number of copy engines that can run beside kernels.'),
+    ('can_tex2d_gather', CU_DEVICE_ATTRIBUTE_CAN_TEX2D_GATHER, bool,
+     'True if the device supports 2D texture gather.'),
+    ('maximum_texture2d_gather_width', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_WIDTH, int,
+     'Largest width of a 2D texture used for gather.'),
+    ('maximum_texture2d_gather_height', CU_DEVICE_ATTRIBUTE_MAXIMUM_TEXTURE2D_GATHER_HEIGHT, int,
+     'Largest height of a 2D texture used for gather.'),
+    ('stream_priorities_supported', CU_DEVICE_ATTRIBUTE_STREAM_PRIORITIES_SUPPORTED, bool,
+     'True if streams can be given priorities on this device.'),
+    ('can_flush_remote_writes', CU_DEVICE_ATTRIBUTE_CAN_FLUSH_REMOTE_WRITES, bool,
+     "True if the stream memory operations' remote-write flush is supported."),
+    ('host_register_supported', CU_DEVICE_ATTRIBUTE_HOST_REGISTER_SUPPORTED, bool,
+     'True if host memory can be registered (page-locked) for the device.'),
+    ('timeline_semaphore_interop_supported', CU_DEVICE_ATTRIBUTE_TIMELINE_SEMAPHORE_INTEROP_SUPPORTED, bool,
+     'True if external timeline semaphores can be imported.'),
+    ('cluster_launch', CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH, bool,
+     'True if the device can launch thread block clusters.'),
+    ('can_use_64_bit_stream_mem_ops', CU_DEVICE_ATTRIBUTE_CAN_USE_64_BIT_STREAM_MEM_OPS, bool,
+     'True if stream memory operations on 64-bit values are supported.'),
+    ('can_use_stream_wait_value_nor', CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_WAIT_VALUE_NOR, bool,
+     'True if stream wait operations support the NOR comparison.'),
+    ('dma_buf_supported', CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, bool,
+     "True if the device's memory can be shared through dma_buf."),
+    ('ipc_event_supported', CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED, bool,
+     'True if events can be shared between processes (``Event.ipc_descriptor``).'),
+    ('mem_sync_domain_count', CU_DEVICE_ATTRIBUTE_MEM_SYNC_DOMAIN_COUNT, int,
+     'Number of memory synchronization domains the device has.'),
+    ('tensor_map_access_supported', CU_DEVICE_ATTRIBUTE_TENSOR_MAP_ACCESS_SUPPORTED, bool,
+     'True if the device can access memory through tensor maps (TMA).'),
+    ('handle_type_fabric_supported', CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, bool,
+     "True if the device's memory can be exported as fabric handles."),
+    ('unified_function_pointers', CU_DEVICE_ATTRIBUTE_UNIFIED_FUNCTION_POINTERS, bool,
+     'True if function pointers are shared between host and device.'),
+    ('mps_enabled', CU_DEVICE_ATTRIBUTE_MPS_ENABLED, bool, 'True if contexts on this device are shared through MPS.'),
+    ('host_numa_id', CU_DEVICE_ATTRIBUTE_HOST_NUMA_ID, int,
+     'The id of the host NUMA node closest to the device, or -1 when the system reports none. '
+     ':class:`~cuda.core.PinnedMemoryResource` places its pool on this node unless told otherwise.'),
+    ('d3d12_cig_supported', CU_DEVICE_ATTRIBUTE_D3D12_CIG_SUPPORTED, bool,
+     'True if the device supports CUDA in graphics (CIG) with D3D12.'),
+    ('mem_decompress_algorithm_mask', CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK, int,
+     'Bitmask of the ``CUmemDecompressAlgorithm`` values the device can decompress.'),
+    ('mem_decompress_maximum_length', CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_MAXIMUM_LENGTH, int,
+     'Longest input one decompress operation takes, in bytes.'),
+    ('vulkan_cig_supported', CU_DEVICE_ATTRIBUTE_VULKAN_CIG_SUPPORTED, bool,
+     'True if the device supports CUDA in graphics (CIG) with Vulkan.'),
+    ('gpu_pci_device_id', CU_DEVICE_ATTRIBUTE_GPU_PCI_DEVICE_ID, int,
+     'PCI device id (high 16 bits) and vendor id (low 16 bits) of the GPU.'),
+    ('gpu_pci_subsystem_id', CU_DEVICE_ATTRIBUTE_GPU_PCI_SUBSYSTEM_ID, int,
+     'PCI subsystem id (high 16 bits) and subsystem vendor id (low 16 bits) of the GPU.'),
+    ('host_numa_virtual_memory_management_supported',
+     CU_DEVICE_ATTRIBUTE_HOST_NUMA_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, bool,
+     'True if the virtual memory management APIs can place memory on a host NUMA node (location '
+     'HOST_NUMA).'),
+    ('host_numa_memory_pools_supported', CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED, bool,
+     'True if stream-ordered pools of host-NUMA memory (location HOST_NUMA) are supported.'),
+    ('host_numa_multinode_ipc_supported', CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED, bool,
+     'True if host-NUMA memory can be shared between the nodes of a multi-node system.'),
+    ('host_memory_pools_supported', CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED, bool,
+     'True if stream-ordered pools of host memory (location HOST) are supported.'),
+    ('host_virtual_memory_management_supported', CU_DEVICE_ATTRIBUTE_HOST_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, bool,
+     'True if the virtual memory management APIs can place memory on the host (location HOST).'),
+    ('host_alloc_dma_buf_supported', CU_DEVICE_ATTRIBUTE_HOST_ALLOC_DMA_BUF_SUPPORTED, bool,
+     'True if page-locked host memory can be shared through dma_buf.'),
+    ('only_partial_host_native_atomic_supported', CU_DEVICE_ATTRIBUTE_ONLY_PARTIAL_HOST_NATIVE_ATOMIC_SUPPORTED, bool,
+     'True if the link to the host supports only some native atomic operations.'),
+)
 
-    @property
-    def max_threads_per_block(self):
-        """Maximum number of threads in one thread block."""
-        return self._get(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+# Attributes that can change while the process runs: never cached.
+_READ_EVERY_TIME = frozenset((
+    CU_DEVICE_ATTRIBUTE_CLOCK_RATE, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, CU_DEVICE_ATTRIBUTE_COMPUTE_MODE,
+    CU_DEVICE_ATTRIBUTE_KERNEL_EXEC_TIMEOUT, CU_DEVICE_ATTRIBUTE_SINGLE_TO_DOUBLE_PRECISION_PERF_RATIO,
+))
 
-    @property
-    def warp_size(self):
-        """Number of threads in a warp."""
-        return self._get(CU_DEVICE_ATTRIBUTE_WARP_SIZE)
 
-    @property
-    def pci_bus_id(self):
-        """PCI bus number of the device, an int (:attr:`Device.pci_bus_id` gives
-        the full PCI address as a string).
-        """
-        return self._get(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)
+def _attribute_property(int attribute, kind, doc):
+    """A read-only property reading `attribute` as `kind` (int or bool)."""
+    if kind is bool:
+        def read(self):
+            return bool(self._get(attribute))
+    else:
+        def read(self):
+            return self._get(attribute)
+    return property(read, doc=f"{kind.__name__}: {doc}")
 
-    @property
-    def pci_device_id(self):
-        """PCI device (slot) number of the device on its bus."""
-        return self._get(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID)
 
-    @property
-    def pci_domain_id(self):
-        """PCI domain number of the device."""
-        return self._get(CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID)
-
-    @property
-    def gpu_direct_rdma_supported(self):
-        """True if the device supports GPUDirect RDMA (third-party devices such as
-        NICs reading and writing its memory directly).
-        """
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED))
-
-    @property
-    def can_map_host_memory(self):
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY))
-
-    @property
-    def managed_memory(self):
-        """Whether the device can allocate managed memory on this system."""
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY))
-
-    @property
-    def pageable_memory_access(self):
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS))
-
-    @property
-    def virtual_memory_management_supported(self):
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED))
-
-    @property
-    def ipc_event_supported(self):
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_IPC_EVENT_SUPPORTED))
-
-    @property
-    def host_numa_memory_pools_supported(self):
-        """Whether stream-ordered pools of host-NUMA memory (location HOST_NUMA) are supported."""
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MEMORY_POOLS_SUPPORTED))
-
-    @property
-    def host_numa_multinode_ipc_supported(self):
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_HOST_NUMA_MULTINODE_IPC_SUPPORTED))
-
-    @property
-    def host_memory_pools_supported(self):
-        """Whether stream-ordered pools of host memory (location HOST) are supported."""
-        return bool(self._get(CU_DEVICE_ATTRIBUTE_HOST_MEMORY_POOLS_SUPPORTED))
-
-    @property
-    def compute_capability_major(self):
-        """Major number of the device's compute capability (9 for a 9.0 device)."""
-        return self._get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
-
-    @property
-    def compute_capability_minor(self):
-        """Minor number of the device's compute capability (0 for a 9.0 device)."""
-        return self._get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+for _name, _attribute, _kind, _doc in _DEVICE_ATTRIBUTES:
+    setattr(DeviceProperties, _name, _attribute_property(_attribute, _kind, _doc))
+del _name, _attribute, _kind, _doc
 
 
 class Device:
@@ -221,7 +561,7 @@ class Device:
         If no driver can be loaded.
     """
 
-    __slots__ = ("_id", "_memory_resource", "__weakref__")
+    __slots__ = ("_id", "_memory_resource", "_properties", "__weakref__")
 
     def __new__(cls, device_id=None):
         if isinstance(device_id, Device):
@@ -243,6 +583,7 @@ class Device:
                 dev = object.__new__(cls)
                 dev._id = ordinal
                 dev._memory_resource = None
+                dev._properties = None
                 devices.append(dev)
             _tls.devices = devices
         if not 0 <= device_id < len(devices):
@@ -304,21 +645,23 @@ class Device:
     @property
     def compute_capability(self):
         """The compute capability, a named tuple ``ComputeCapability(major, minor)``."""
-        return ComputeCapability(device_attribute(self._id, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
-                                 device_attribute(self._id, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR))
+        props = self.properties
+        return ComputeCapability(props.compute_capability_major, props.compute_capability_minor)
 
     @property
     def arch(self):
         """The compute capability as a string, e.g. '90' for 9.0."""
-        return f"{device_attribute(self._id, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)}" \
-               f"{device_attribute(self._id, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)}"
+        major, minor = self.compute_capability
+        return f"{major}{minor}"
 
     @property
     def properties(self):
-        """The device's attributes, a :class:`DeviceProperties` whose properties
-        each read the driver when accessed (nothing is cached).
+        """The device's attributes, a :class:`DeviceProperties` (one per Device:
+        the same object on every access, so what it has read stays cached).
         """
-        return DeviceProperties._init(self._id)
+        if self._properties is None:
+            self._properties = DeviceProperties._init(self._id)
+        return self._properties
 
     @property
     def total_memory(self):
