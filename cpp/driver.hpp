@@ -76,6 +76,7 @@ namespace cuda_core {
     X(cuMemFreeAsync)                 \
     X(cuMemcpyAsync)                  \
     X(cuMemsetD8Async)                \
+    X(cuMemsetD16Async)               \
     X(cuMemsetD32Async)               \
     X(cuMemGetAddressRange)           \
     X(cuPointerGetAttribute)          \

@@ -47,7 +47,7 @@ def test_closed_objects_raise_type_has_been_closed(device, ipc_mr, stream):
     expect_raises(cat, RuntimeError, lambda: s2.sync(), "Stream has been closed")
     expect_raises(cat, RuntimeError, lambda: ev.sync(), "Event has been closed")
     expect_raises(cat, RuntimeError, lambda: ev.handle, "Event has been closed")
-    expect_raises(cat, RuntimeError, lambda: buf.handle, "Buffer has been closed")
+    assert buf.handle == 0   # upstream's: a closed Buffer's handle reads 0
     expect_raises(cat, RuntimeError, lambda: buf.fill(1, stream=stream), "Buffer has been closed")
     expect_raises(cat, RuntimeError, lambda: mr.allocate(8, stream=stream), "DeviceMemoryResource has been closed")
     expect_raises(cat, RuntimeError, lambda: mr.attributes, "DeviceMemoryResource has been closed")

@@ -30,6 +30,20 @@ SIM_EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char
     return do_fill(uintptr_t(dstDevice), d.kind == Resolved::Host, &uc, 1, N);
 }
 
+SIM_EXPORT CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned short us, size_t N, CUstream hStream) {
+    SIM_ENTER(cuMemsetD16Async);
+    Shared lk(S().mu);
+    int dev;
+    CUresult rc = resolve_stream(hStream, &dev);
+    if (rc != CUDA_SUCCESS) return rc;
+    if (N == 0) return CUDA_SUCCESS;
+    if (uintptr_t(dstDevice) % 2 != 0 || N > SIZE_MAX / 2) return CUDA_ERROR_INVALID_VALUE;
+    Resolved d;
+    if ((rc = check_range(uintptr_t(dstDevice), N * 2, &d)) != CUDA_SUCCESS) return rc;
+    if ((rc = check_device_access(d, dev)) != CUDA_SUCCESS) return rc;
+    return do_fill(uintptr_t(dstDevice), d.kind == Resolved::Host, &us, 2, N);
+}
+
 SIM_EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int ui, size_t N, CUstream hStream) {
     SIM_ENTER(cuMemsetD32Async);
     Shared lk(S().mu);

@@ -145,6 +145,7 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuMemFreeAsync_)(CUdeviceptr, CUstream)
         CUresult (*cuMemcpyAsync_)(CUdeviceptr, CUdeviceptr, size_t, CUstream)
         CUresult (*cuMemsetD8Async_)(CUdeviceptr, unsigned char, size_t, CUstream)
+        CUresult (*cuMemsetD16Async_)(CUdeviceptr, unsigned short, size_t, CUstream)
         CUresult (*cuMemsetD32Async_)(CUdeviceptr, unsigned int, size_t, CUstream)
         CUresult (*cuMemGetAddressRange_)(CUdeviceptr*, size_t*, CUdeviceptr)
         CUresult (*cuPointerGetAttribute_)(void*, CUpointer_attribute, CUdeviceptr)

@@ -15,15 +15,19 @@ from cuda.core._resource_handles cimport (
 
 from cuda.core._event import EventOptions
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 __all__ = ["LEGACY_DEFAULT_STREAM", "PER_THREAD_DEFAULT_STREAM", "Stream", "StreamOptions"]
 
 
+@runtime_checkable
 class IsStreamType(Protocol):
     """What an object needs to be accepted as a CUDA stream: a
     ``__cuda_stream__()`` method returning ``(version, address)``, two ints,
-    the protocol version (0) and the address of its ``cudaStream_t``."""
+    the protocol version (0) and the address of its ``cudaStream_t``.
+
+    ``isinstance(obj, IsStreamType)`` tells whether `obj` has the method
+    (beyond upstream, whose protocol cannot be used with isinstance)."""
 
     def __cuda_stream__(self):
         """``(0, address of the cudaStream_t)``."""

@@ -3,10 +3,11 @@
 """MemoryResource and Buffer (upstream module path ``cuda.core._memory._buffer``)."""
 import warnings
 
-from libc.stdint cimport uintptr_t
+from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBuffer_Release, PyObject_GetBuffer
+from libc.stdint cimport uint8_t, uint16_t, uint32_t, uintptr_t
 from libc.string cimport memcpy
 
-from cuda.core._dlpack cimport kDLCPU, kDLCUDA, kDLCUDAHost, make_dlpack_capsule
+from cuda.core._dlpack cimport kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged, make_dlpack_capsule
 from cuda.core._memory._ipc cimport (
     Buffer_from_ipc_descriptor, Buffer_from_ipc_descriptors, Buffer_get_ipc_descriptor, Buffer_reduce_args,
 )
@@ -207,11 +208,12 @@ cdef class Buffer:
 
     @property
     def handle(self):
-        """The buffer's address, an int.
-
-        Raises :class:`RuntimeError` if the buffer has been closed.
+        """The buffer's address, an int; 0 once the buffer has been closed (as
+        upstream's, so code that clears or compares handles after a close keeps
+        working).
         """
-        self._check_open()
+        if self._closed:
+            return 0
         return self._ptr
 
     @property
@@ -404,46 +406,71 @@ cdef class Buffer:
         _memcpy(self._ptr, b._ptr, self._size, s)
 
     def fill(self, value, *, stream):
-        """Fill the buffer with a repeated pattern, asynchronously on `stream`.
+        """Fill the buffer with a repeated 1-, 2- or 4-byte pattern,
+        asynchronously on `stream` (``cuMemsetD8Async``, ``cuMemsetD16Async``,
+        ``cuMemsetD32Async``), as upstream's.
 
         Parameters
         ----------
-        value : int or bytes
-            An int in [0, 255] or 1 byte (filled byte by byte), or 4 bytes (a
-            32-bit pattern; the buffer's size must then be a multiple of 4).
+        value : int or buffer
+            An int in [0, 256) fills byte by byte. Anything else must support
+            the buffer protocol and be C-contiguous with 1, 2 or 4 bytes
+            (``bytes``, ``bytearray``, a NumPy scalar such as ``np.uint16(7)``
+            or ``np.float32(1.0)``, a small array): its bytes, in memory order,
+            are the pattern.
         stream : Stream
-            Keyword-only: the stream the fill is queued on.
+            Keyword-only: the stream the fill is queued on (or an object with
+            ``__cuda_stream__``).
 
         Raises
         ------
+        RuntimeError
+            If the buffer has been closed.
         TypeError
-            If `value` is neither an int nor bytes.
+            If `stream` is not a Stream, or `value` is neither an int nor a
+            buffer.
+        OverflowError
+            If the int is outside [0, 256).
         ValueError
-            If the int is out of range, the pattern is not 1 or 4 bytes long, or
-            the size is not a multiple of the pattern.
+            If the pattern is not 1, 2 or 4 bytes long, or the buffer's size is
+            not a multiple of it.
         """
-        cdef Stream s = as_stream(stream)
-        cdef CUresult r
-        cdef unsigned int word = 0
+        cdef Stream s
+        cdef uint8_t byte
+        cdef uint16_t half
+        cdef uint32_t word
+        cdef Py_buffer view
+        cdef size_t width
+        cdef CUresult rc
         self._check_open()
+        s = _fill_stream(stream)
         if isinstance(value, int):
-            if not 0 <= value <= 255:
-                raise ValueError(f"fill value must be within [0, 255], got {value}")
-            pattern = bytes([value])
-        elif isinstance(value, (bytes, bytearray, memoryview)):
-            pattern = bytes(value)
+            byte = value            # OverflowError outside [0, 256), as upstream
+            rc = driver().cuMemsetD8Async_(<CUdeviceptr>self._ptr, byte, self._size, s._raw())
+            check(rc)
+            return
+        PyObject_GetBuffer(value, &view, PyBUF_C_CONTIGUOUS)   # TypeError: not a buffer
+        try:
+            width = <size_t>view.len
+            if width not in (1, 2, 4):
+                raise ValueError(f"value must be 1, 2, or 4 bytes, got {width}")
+            if self._size % width:
+                raise ValueError(f"buffer size ({self._size}) must be divisible by {width}")
+            if width == 1:
+                memcpy(&byte, view.buf, 1)
+            elif width == 2:
+                memcpy(&half, view.buf, 2)
+            else:
+                memcpy(&word, view.buf, 4)
+        finally:
+            PyBuffer_Release(&view)
+        if width == 1:
+            rc = driver().cuMemsetD8Async_(<CUdeviceptr>self._ptr, byte, self._size, s._raw())
+        elif width == 2:
+            rc = driver().cuMemsetD16Async_(<CUdeviceptr>self._ptr, half, self._size // 2, s._raw())
         else:
-            raise TypeError(f"fill value must be an int or bytes, not {type(value).__name__}")
-        if len(pattern) == 1:
-            r = driver().cuMemsetD8Async_(<CUdeviceptr>self._ptr, <unsigned char>pattern[0], self._size, s._raw())
-        elif len(pattern) == 4:
-            if self._size % 4:
-                raise ValueError(f"buffer size {self._size} is not a multiple of the 4-byte fill pattern")
-            memcpy(&word, <char*>pattern, 4)
-            r = driver().cuMemsetD32Async_(<CUdeviceptr>self._ptr, word, self._size // 4, s._raw())
-        else:
-            raise ValueError(f"fill pattern must be 1 or 4 bytes, got {len(pattern)}")
-        check(r)
+            rc = driver().cuMemsetD32Async_(<CUdeviceptr>self._ptr, word, self._size // 4, s._raw())
+        check(rc)
 
     def __enter__(self):
         return self
@@ -521,9 +548,23 @@ cdef int _memcpy(uintptr_t dst, uintptr_t src, size_t n, Stream s) except -1:
     return 0
 
 
+# The stream Buffer.fill queues on: a Stream, or (beyond upstream, as every
+# stream= argument here) an object with __cuda_stream__; upstream's errors for
+# None and for any other type.
+cdef Stream _fill_stream(object stream):
+    if stream is None:
+        raise TypeError("stream is required and must not be None; pass device.default_stream "
+                        "explicitly to use the default stream.")
+    if not isinstance(stream, Stream) and not hasattr(stream, "__cuda_stream__"):
+        raise TypeError(f"Stream or GraphBuilder expected, got {type(stream).__name__}")
+    return as_stream(stream)
+
+
+# The DLPack (device type, device id) of `b`, as upstream classifies it: managed
+# memory is kDLCUDAManaged, other memory both sides reach is kDLCUDAHost (id 0).
 cdef tuple dlpack_device_of(Buffer b):
     if b.is_device_accessible and b.is_host_accessible:
-        return (kDLCUDAHost, 0)
+        return (kDLCUDAManaged if b.is_managed else kDLCUDAHost, 0)
     if b.is_device_accessible:
         return (kDLCUDA, b.device_id)
     return (kDLCPU, 0)
