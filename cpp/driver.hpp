@@ -46,6 +46,7 @@ namespace cuda_core {
     X(cuCtxPopCurrent)                \
     X(cuCtxGetDevice)                 \
     X(cuCtxSynchronize)               \
+    X(cuCtxGetStreamPriorityRange)    \
     X(cuStreamCreateWithPriority)     \
     X(cuStreamDestroy)                \
     X(cuStreamSynchronize)            \

@@ -146,7 +146,7 @@ def _wrong_type_calls(device, stream, mr, buf):
         add("buf.fill(value)", lambda: buf.fill([bad], stream=stream))
         add("stream.record(event)", lambda: stream.record(bad))
         add("stream.record(options)", lambda: stream.record(options=bad))
-        add("stream.wait", lambda: stream.wait(bad))
+        add("stream.wait", lambda: stream.wait(bad), ValueError)   # upstream 1.2.2: ValueError
         add("device.create_stream(obj)", lambda: device.create_stream(bad))
         add("device.create_stream(options)", lambda: device.create_stream(options=bad))
         add("device.create_event(options)", lambda: device.create_event(options=bad))

@@ -60,6 +60,16 @@ SIM_EXPORT CUresult CUDAAPI cuCtxPopCurrent(CUcontext* pctx) {
     return CUDA_SUCCESS;
 }
 
+// The stream priorities of the current context's device: least (0), greatest (-5),
+// an H200's range; streams created outside it are clamped (cuStreamCreateWithPriority).
+SIM_EXPORT CUresult CUDAAPI cuCtxGetStreamPriorityRange(int* leastPriority, int* greatestPriority) {
+    SIM_ENTER(cuCtxGetStreamPriorityRange);
+    if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (leastPriority) *leastPriority = kPrioLeast;
+    if (greatestPriority) *greatestPriority = kPrioGreatest;
+    return CUDA_SUCCESS;
+}
+
 SIM_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
     SIM_ENTER(cuCtxGetDevice);
     if (!device) return CUDA_ERROR_INVALID_VALUE;

@@ -127,6 +127,7 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuCtxSetCurrent_)(CUcontext)
         CUresult (*cuCtxGetDevice_)(CUdevice*)
         CUresult (*cuCtxSynchronize_)()
+        CUresult (*cuCtxGetStreamPriorityRange_)(int*, int*)
         CUresult (*cuStreamSynchronize_)(CUstream)
         CUresult (*cuStreamQuery_)(CUstream)
         CUresult (*cuStreamWaitEvent_)(CUstream, CUevent, unsigned int)

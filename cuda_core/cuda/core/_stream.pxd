@@ -11,7 +11,13 @@ cdef class Stream:
     @staticmethod
     cdef Stream _builtin_stream(size_t raw)
     @staticmethod
+    cdef Stream _builtin_stream_as(type cls, size_t raw)
+    @staticmethod
     cdef Stream _create(int device_id, object options)
+    @staticmethod
+    cdef Stream _create_as(type cls, int device_id, object options)
+    @staticmethod
+    cdef Stream _view_as(type cls, object obj)
     cdef int _check_open(self) except -1
     cdef CUstream _raw(self) except? NULL
 

@@ -2,13 +2,14 @@
 # distutils: language = c++
 """Stream, StreamOptions, the default streams (upstream module path ``cuda.core._stream``)."""
 import os
+import re
 from dataclasses import dataclass
 
 from libc.stdint cimport uintptr_t
 
 from cuda.core._event cimport Event
 from cuda.core._resource_handles cimport (
-    CU_STREAM_NON_BLOCKING, CUDA_ERROR_NOT_READY, ContextHandle, CUresult, CUstream, address_arg,
+    CU_STREAM_NON_BLOCKING, CUDA_ERROR_NOT_READY, ContextHandle, CUcontext, CUresult, CUstream, address_arg,
     borrow_stream_handle, check, create_stream_handle, driver, not_instantiable, primary_context,
     raise_last_error, require_driver,
 )
@@ -67,34 +68,85 @@ cdef class Stream:
 
     @staticmethod
     cdef Stream _builtin_stream(size_t raw):
-        cdef Stream s = Stream.__new__(Stream)
+        return Stream._builtin_stream_as(Stream, raw)
+
+    # A default stream (raw 1: legacy, 2: per-thread) as an instance of `cls`.
+    @staticmethod
+    cdef Stream _builtin_stream_as(type cls, size_t raw):
+        cdef Stream s = Stream.__new__(cls)
         cdef ContextHandle none
         s._h = borrow_stream_handle(<CUstream>raw, none)
         s._device_id = -1
         s._builtin = True
         return s
 
+    @classmethod
+    def _legacy_default(cls):
+        """The legacy default stream as a new `cls` (a Stream subclass's hook,
+        as upstream's); equal to ``LEGACY_DEFAULT_STREAM``."""
+        return Stream._builtin_stream_as(cls, 1)
+
+    @classmethod
+    def _per_thread_default(cls):
+        """The per-thread default stream as a new `cls` (a Stream subclass's hook,
+        as upstream's); equal to ``PER_THREAD_DEFAULT_STREAM``."""
+        return Stream._builtin_stream_as(cls, 2)
+
+    @classmethod
+    def _init(cls, obj=None, options=None, device_id=None, ctx=None):
+        """A new stream of class `cls` (the hook Stream subclasses use, as
+        upstream's): a view of `obj` (a Stream or an object with
+        ``__cuda_stream__``), else a stream created with `options` on device
+        `device_id` (by default `ctx`'s device, else the current device).
+
+        Raises :class:`ValueError` if both `obj` and `options` are given.
+        """
+        from cuda.core._device import Device   # _device cimports this module
+
+        if obj is not None and options is not None:
+            raise ValueError("obj and options cannot be both specified")
+        if obj is not None:
+            return Stream._view_as(cls, obj)
+        if device_id is None:
+            device_id = ctx.device.device_id if ctx is not None else Device().device_id
+        return Stream._create_as(cls, Device(device_id).device_id, options)
+
     @staticmethod
     cdef Stream _create(int device_id, object options):
+        return Stream._create_as(Stream, device_id, options)
+
+    # A new stream of class `cls` on device `device_id`'s primary context;
+    # raises for bad options, a priority outside the device's range, or a
+    # failed creation.
+    @staticmethod
+    cdef Stream _create_as(type cls, int device_id, object options):
         cdef Stream s
         cdef ContextHandle ctx
         cdef unsigned int flags
         cdef int priority
+        cdef int least = 0
+        cdef int greatest = 0
         if options is None:
             options = StreamOptions()
         elif isinstance(options, dict):
             options = StreamOptions(**options)
         elif not isinstance(options, StreamOptions):
-            raise TypeError(f"options must be a StreamOptions, not {type(options).__name__}")
+            raise TypeError("The Stream options must be provided as an object of type StreamOptions or as a dict "
+                            f"with valid Stream options. The provided object is '{options}'.")
         flags = CU_STREAM_NON_BLOCKING if options.nonblocking else 0
         if options.priority is None:
             priority = 0
         elif isinstance(options.priority, bool) or not isinstance(options.priority, int):
-            raise TypeError(f"priority must be an int or None, not {type(options.priority).__name__}")
+            # upstream's message; a bool or a float is refused too (upstream truncates it to an int)
+            raise TypeError(f"Expected int, got {type(options.priority).__name__}")
         else:
             priority = options.priority
         ctx = primary_context(device_id)
-        s = Stream.__new__(Stream)
+        if options.priority is not None:
+            _priority_range(ctx, &least, &greatest)
+            if not greatest <= options.priority <= least:
+                raise ValueError(f"priority={options.priority!r} is out of range [{greatest}, {least}]")
+        s = Stream.__new__(cls)
         s._h = create_stream_handle(ctx, flags, priority)
         if not s._h:
             raise_last_error()
@@ -128,13 +180,35 @@ cdef class Stream:
     def _from_foreign(obj):
         if isinstance(obj, Stream):
             return obj
+        return Stream._view_as(Stream, obj)
+
+    # A `cls` viewing the stream `obj` names (a Stream, or an object with
+    # __cuda_stream__, which the view keeps alive); TypeError otherwise.
+    @staticmethod
+    cdef Stream _view_as(type cls, object obj):
+        cdef Stream s
+        cdef Stream other
+        cdef ContextHandle none
+        if isinstance(obj, Stream):
+            other = <Stream>obj
+            other._check_open()
+            s = Stream.__new__(cls)
+            s._h = other._h
+            s._device_id = other._device_id
+            s._builtin = other._builtin   # closing the view drops its reference only
+            s._owner = obj
+            return s
         proto = getattr(obj, "__cuda_stream__", None)
         if proto is None:
-            raise TypeError(f"{type(obj).__name__} does not implement __cuda_stream__")
+            raise TypeError(f"{type(obj)} object does not have a '__cuda_stream__' attribute")
         info = proto() if callable(proto) else proto
         if not isinstance(info, tuple) or len(info) != 2:
             raise TypeError("__cuda_stream__ must return a (version, handle) tuple")
-        cdef Stream s = Stream.from_handle(info[1])
+        raw = address_arg(info[1], "handle")
+        s = Stream.__new__(cls)
+        s._h = borrow_stream_handle(<CUstream><uintptr_t>raw, none)
+        s._device_id = -1
+        s._builtin = raw in (0, 1, 2)
         s._owner = obj
         return s
 
@@ -275,8 +349,9 @@ cdef class Stream:
 
         Raises
         ------
-        TypeError
-            If the argument is neither an Event nor a stream.
+        ValueError
+            If the argument is neither an Event nor a stream (upstream's error;
+            the cause says why, e.g. a malformed ``__cuda_stream__``).
         RuntimeError
             If a stream or the event has been closed.
         """
@@ -284,9 +359,13 @@ cdef class Stream:
         if isinstance(event_or_stream, Event):
             check(driver().cuStreamWaitEvent_(raw, (<Event>event_or_stream)._raw(), 0))
             return
-        if event_or_stream is None:
-            raise TypeError("wait() needs an Event or a Stream, not None")
-        other = Stream._from_foreign(event_or_stream)
+        try:
+            other = Stream._from_foreign(event_or_stream) if event_or_stream is not None else None
+            if other is None:
+                raise TypeError("None is not a stream")
+        except (TypeError, ValueError) as e:
+            raise ValueError("only an Event, Stream, or object supporting __cuda_stream__ can be waited, "
+                             f"got {type(event_or_stream)}") from e
         ev = other.record(options=EventOptions(timing_enabled=False))
         check(driver().cuStreamWaitEvent_(raw, (<Event>ev)._raw(), 0))
         ev.close()
@@ -325,6 +404,24 @@ cdef class Stream:
         return f"<Stream handle={<uintptr_t>self._h.get().stream:#x}>"
 
 
+# The least and greatest stream priority of `ctx`'s device
+# (cuCtxGetStreamPriorityRange, which reads the current context: `ctx` is made
+# current for the call and the caller's context restored).
+cdef int _priority_range(const ContextHandle& ctx, int* least, int* greatest) except -1:
+    cdef CUcontext previous = NULL
+    cdef CUcontext wanted = ctx.get().context
+    cdef CUresult rc
+    require_driver()
+    check(driver().cuCtxGetCurrent_(&previous))
+    if previous != wanted:
+        check(driver().cuCtxSetCurrent_(wanted))
+    rc = driver().cuCtxGetStreamPriorityRange_(least, greatest)
+    if previous != wanted:
+        check(driver().cuCtxSetCurrent_(previous))
+    check(rc)
+    return 0
+
+
 cpdef Stream Stream_accept(arg, bint allow_stream_protocol=False):
     """The Stream that `arg` names: a Stream (open), or with `allow_stream_protocol`
     an object with ``__cuda_stream__``. None or any other type is a TypeError."""
@@ -344,8 +441,19 @@ PER_THREAD_DEFAULT_STREAM = Stream._builtin_stream(2)
 
 
 cpdef Stream default_stream():
-    """The default stream: the per-thread one when CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM=1,
-    else the legacy one."""
-    if os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "0") == "1":
+    """The default stream: the per-thread one when the environment variable
+    CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM starts with a non-zero integer
+    (``1``, ``2``, ``-1``, ``" 7x"``: read as C's ``strtol`` reads it, as
+    upstream does), else the legacy one."""
+    if _leading_integer(os.environ.get("CUDA_PYTHON_CUDA_PER_THREAD_DEFAULT_STREAM", "")):
         return PER_THREAD_DEFAULT_STREAM
     return LEGACY_DEFAULT_STREAM
+
+
+def _leading_integer(text):
+    """The integer `text` starts with, after blanks and an optional sign (0 if none)."""
+    m = _LEADING_INTEGER.match(text)
+    return int(m.group(0)) if m else 0
+
+
+_LEADING_INTEGER = re.compile(r"[ \t\n\r\f\v]*[+-]?[0-9]+")
