@@ -49,11 +49,13 @@ __all__ = [
 
 # What Buffer.handle may be: an int address (this package's), cuda-bindings'
 # CUdeviceptr when cuda-bindings is installed, or None.
+_CUdeviceptr = getattr(_driver, "CUdeviceptr", None) if _driver else None   # never fails the import
 if sys.version_info >= (3, 10):
-    DevicePointerType = (_driver.CUdeviceptr | int | None) if _driver else (int | None)
+    DevicePointerType = (_CUdeviceptr | int | None) if _CUdeviceptr is not None else (int | None)
 else:
     from typing import Optional as _Optional, Union as _Union
-    DevicePointerType = _Union[_driver.CUdeviceptr, int, None] if _driver else _Optional[int]
+    DevicePointerType = _Union[_CUdeviceptr, int, None] if _CUdeviceptr is not None else _Optional[int]
+del _CUdeviceptr
 
 # The states a process can be in for cuda.core.checkpoint.
 ProcessStateType = _Literal["running", "locked", "checkpointed", "failed"]
