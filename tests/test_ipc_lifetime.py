@@ -1,4 +1,4 @@
-"""Lifetimes a reader found open (issue 12 item 6), decided in DESIGN.md
+"""Lifetimes decided in DESIGN.md
 ("The registry", "Which stream frees a shared import", "A Buffer outlives its
 resource"), tested here on the simulator:
 

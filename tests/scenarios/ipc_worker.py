@@ -176,12 +176,6 @@ class Worker:
         handles = [None if s is None else int(self.streams[s].handle) for s in (first_stream, second_stream)]
         return same, handles, frees_after_first, frees_after_second, int(self.sim.cuSimLastFreeStream())
 
-    def op_testing_switches(self):
-        import cuda.core
-        from cuda.core._resource_handles import _testing_switches
-
-        return cuda.core.__file__, _testing_switches()
-
     def op_stream_handles(self):
         return [int(s.handle) for s in self.streams]
 
@@ -228,17 +222,13 @@ class Worker:
         return self.op_status()
 
 
-def serve(conn, env=None, path_first=None):
+def serve(conn, env=None):
     """Answer commands from `conn` until it closes or says ("exit",). `env` is set
-    and `path_first` put first on sys.path before cuda.core is imported (a worker
-    on the testing build: spawn gives the child the parent's sys.path)."""
+    before cuda.core is imported."""
     import faulthandler
-    import sys
 
     faulthandler.enable()
     os.environ.update(env or {})
-    if path_first:
-        sys.path.insert(0, path_first)
     try:
         worker = Worker()
     except BaseException:  # noqa: BLE001
@@ -277,10 +267,9 @@ class IpcWorker:
     """The parent's side: start (spawn), call(op, *args), stop. Restarts lazily
     when a previous example killed the child."""
 
-    def __init__(self, timeout=60, env=None, path_first=None):
+    def __init__(self, timeout=60, env=None):
         self.timeout = timeout
         self.env = env
-        self.path_first = path_first
         self.proc = None
         self.conn = None
 
@@ -289,7 +278,7 @@ class IpcWorker:
 
         ctx = mp.get_context("spawn")
         self.conn, child_end = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=serve, args=(child_end, self.env, self.path_first), daemon=True)
+        self.proc = ctx.Process(target=serve, args=(child_end, self.env), daemon=True)
         self.proc.start()
         child_end.close()
         self.pid = self._reply("startup")
