@@ -195,6 +195,39 @@ TEST_F(IpcCache, ReimportWaitsUntilTheFreeReturned) {
     EXPECT_EQ(fake.live_imports(), 0u);
 }
 
+// What the test above guards against, shown on upstream 1.2.2's cache
+// (modelled, upstream_model.hpp): its deleter unregisters the key before the
+// free, so a re-import while the free runs misses the cache, the driver hands
+// back the still-mapped address (an alias), and the pending free unmaps it
+// under the new handle, whose own free then names unmapped memory.
+TEST_F(IpcCache, UpstreamCacheReimportDuringTheFreeGetsTheAliasItUnmaps) {
+    Watchdog dog(60, "UpstreamCacheReimportDuringTheFreeGetsTheAliasItUnmaps");
+    upstream_model::UpstreamImportCache upstream(ctx, pool);
+    auto h = upstream.import(FakeDriver::key_bytes(21));
+    ASSERT_EQ(h->import_result(), CUDA_SUCCESS);
+    const CUdeviceptr old_addr = h->address();
+    Latch free_entered, release_free;
+    fake.hooks().before_free = [&](CUdeviceptr p) {
+        if (p == old_addr && !free_entered.is_open()) {
+            free_entered.open();
+            release_free.wait_for(kLatchTimeout);
+        }
+    };
+    std::thread closer([&] { h.reset(); });
+    ASSERT_TRUE(free_entered.wait_for(kLatchTimeout));
+    auto again = upstream.import(FakeDriver::key_bytes(21));  // a miss: the key left the cache before the free
+    release_free.open();
+    closer.join();
+    ASSERT_EQ(again->import_result(), CUDA_SUCCESS);
+    EXPECT_EQ(again->address(), old_addr) << "the driver did not hand back the still-mapped address";
+    EXPECT_EQ(fake.duplicate_imports(), 1);
+    EXPECT_EQ(fake.live_imports(), 0u) << "the pending free did not unmap the re-import";
+    fake.hooks() = fake::Hooks{};
+    again.reset();
+    EXPECT_EQ(fake.bad_frees(), 1) << "the re-import's free did not name unmapped memory";
+    fake.reset_counters();  // the alias and the bad free were the point
+}
+
 // A deleter erases only its own generation: after the old generation's
 // release raced a re-import, the new entry survives and still serves hits.
 TEST_F(IpcCache, StaleDeleterLeavesTheNewerGenerationAlone) {

@@ -9,11 +9,16 @@
 //   UncachedImport            a mapping asked of the driver on every import,
 //                             with no de-duplication: two imports of one
 //                             allocation alias (nvbug 5570902)
+//   UpstreamImportCache       upstream's cache of imports: its deleter
+//                             unregisters the key, then frees, so a re-import
+//                             between the two gets the alias the free unmaps
 #pragma once
 
 #include <cuda.h>
 
 #include <cstring>
+#include <map>
+#include <memory>
 #include <mutex>
 
 #include "fake_driver.hpp"
@@ -65,6 +70,41 @@ private:
     CUdeviceptr ptr_ = 0;
     CUresult import_result_ = CUDA_ERROR_NOT_INITIALIZED;
     bool freed_ = false;
+};
+
+// Upstream 1.2.2's IPC pointer cache, reduced to its release order: key ->
+// weak handle under one mutex; a handle's deleter unregisters its key (any
+// entry of that key, even a newer one) and only then frees the mapping. Owns
+// nothing itself; the handles it returns own their mappings and must not
+// outlive it.
+class UpstreamImportCache {
+public:
+    UpstreamImportCache(const cuda_core::ContextHandle& ctx, const cuda_core::MemoryPoolHandle& pool)
+        : ctx_(ctx), pool_(pool) {}
+
+    // The live handle of `bytes`, or a new mapping asked of the driver.
+    std::shared_ptr<UncachedImport> import(const cuda_core::IpcExportBytes& bytes) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = cache_.find(bytes);
+        if (it != cache_.end()) {
+            if (auto live = it->second.lock()) return live;
+        }
+        std::shared_ptr<UncachedImport> handle(new UncachedImport(ctx_, pool_, bytes), [this, bytes](UncachedImport* m) {
+            {
+                std::lock_guard<std::mutex> lock(mutex_);
+                cache_.erase(bytes);  // unregister_handle(key)
+            }
+            delete m;  // the free, after the key left the cache
+        });
+        cache_[bytes] = handle;
+        return handle;
+    }
+
+private:
+    cuda_core::ContextHandle ctx_;
+    cuda_core::MemoryPoolHandle pool_;
+    std::mutex mutex_;
+    std::map<cuda_core::IpcExportBytes, std::weak_ptr<UncachedImport>> cache_;
 };
 
 // Upstream 1.2.2's deviceptr_import_ipc, reduced to its lock order: the lock
