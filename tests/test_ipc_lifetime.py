@@ -15,8 +15,9 @@ import uuid
 
 import pytest
 
+from helpers import sim_library, stale_accesses
+from helpers.ipc_worker import IpcWorker
 from scenarios.host_copy import read_back
-from scenarios.ipc_worker import IpcWorker, sim_library, stale_accesses
 
 pytestmark = [pytest.mark.ours_only]
 

@@ -2,7 +2,7 @@
 
 The parent (this process) creates IPC-enabled pools, allocates, writes, exports,
 pickles, registers and closes; a long-lived spawned worker
-(tests/scenarios/ipc_worker.py) imports the pools and buffers and reads, writes
+(tests/helpers/ipc_worker.py) imports the pools and buffers and reads, writes
 and closes them, from several threads and on several streams. A model holds
 what every allocation must contain. Invariants, checked after every step or
 where the step makes them observable:
@@ -46,10 +46,10 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, \
     run_state_machine_as_test
 
-from helpers import ROOT
+from helpers import ROOT, sim_library, stale_accesses
+from helpers.ipc_worker import IpcWorker, WorkerError
 from scenarios.fd_snapshot import open_fd_targets
 from scenarios.host_copy import read_back
-from scenarios.ipc_worker import IpcWorker, WorkerError, sim_library, stale_accesses
 
 set_hypothesis_home_dir(str(ROOT / "build" / "hypothesis"))   # its caches go under build/, not the tree
 settings.register_profile("ci", max_examples=80, stateful_step_count=40, deadline=None, derandomize=True,

@@ -1,6 +1,7 @@
 """What the tests share: paths, the driver cuda.core will use, child processes
 and fd snapshots. Test files import from here (`from helpers import ...`), never
 from conftest; child-process bodies live beside this file (helpers/*_children.py)."""
+import ctypes
 import json
 import os
 import subprocess
@@ -98,3 +99,29 @@ def assert_no_new_fds(before):
     now = open_fd_targets()
     new = {fd: t for fd, t in now.items() if before.get(fd) != t}
     assert len(now) <= len(before), f"fds opened and not closed: {new}"
+
+
+def sim_library():
+    """The simulator's ctypes handle (its cuSim* helpers), or None on a real driver."""
+    path = os.environ.get("CUDA_CORE_DRIVER_LIBRARY")
+    if not path:
+        return None
+    lib = ctypes.CDLL(path)
+    if not hasattr(lib, "cuSimIsSimulator"):
+        return None
+    lib.cuSimStaleAccessCount.restype = ctypes.c_ulonglong
+    lib.cuSimLastStaleAccess.restype = ctypes.c_char_p
+    lib.cuSimLastStaleAccess.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)]
+    lib.cuSimLastFreeStream.restype = ctypes.c_ulonglong
+    lib.cuSimCallCount.restype = ctypes.c_ulonglong
+    lib.cuSimCallCount.argtypes = [ctypes.c_char_p]
+    return lib
+
+
+def stale_accesses(lib):
+    """(count, 'entry point @ address' of the latest) of calls that named unmapped simulator memory."""
+    if lib is None:
+        return 0, ""
+    addr = ctypes.c_ulonglong(0)
+    name = lib.cuSimLastStaleAccess(ctypes.byref(addr)).decode()
+    return int(lib.cuSimStaleAccessCount()), (f"{name} @ {addr.value:#x}" if name else "")

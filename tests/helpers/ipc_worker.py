@@ -8,43 +8,17 @@ one worker serves many Hypothesis examples. Each command is a tuple
 traceback). Public cuda.core API, plus the simulator's counters when the
 driver is the simulator (CUDA_CORE_DRIVER_LIBRARY).
 
-Imported as scenarios.ipc_worker (tests/ on sys.path, as under pytest; a
+Imported as helpers.ipc_worker (tests/ on sys.path, as under pytest; a
 spawned child inherits the parent's sys.path). IpcWorker().start() spawns it.
 """
-import ctypes
 import os
 import pickle
 import threading
 import traceback
 
+from helpers import sim_library, stale_accesses
 from scenarios.fd_snapshot import open_fd_targets
 from scenarios.host_copy import read_back
-
-
-def sim_library():
-    """The simulator's ctypes handle (its cuSim* helpers), or None on a real driver."""
-    path = os.environ.get("CUDA_CORE_DRIVER_LIBRARY")
-    if not path:
-        return None
-    lib = ctypes.CDLL(path)
-    if not hasattr(lib, "cuSimIsSimulator"):
-        return None
-    lib.cuSimStaleAccessCount.restype = ctypes.c_ulonglong
-    lib.cuSimLastStaleAccess.restype = ctypes.c_char_p
-    lib.cuSimLastStaleAccess.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)]
-    lib.cuSimLastFreeStream.restype = ctypes.c_ulonglong
-    lib.cuSimCallCount.restype = ctypes.c_ulonglong
-    lib.cuSimCallCount.argtypes = [ctypes.c_char_p]
-    return lib
-
-
-def stale_accesses(lib):
-    """(count, 'entry point @ address' of the latest) of calls that named unmapped simulator memory."""
-    if lib is None:
-        return 0, ""
-    addr = ctypes.c_ulonglong(0)
-    name = lib.cuSimLastStaleAccess(ctypes.byref(addr)).decode()
-    return int(lib.cuSimStaleAccessCount()), (f"{name} @ {addr.value:#x}" if name else "")
 
 
 class Worker:
