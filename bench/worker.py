@@ -522,9 +522,298 @@ def bench_memory(args):
     return {"memory": res}
 
 
+# ---------------------------------------------------------------- one interleaved trial
+
+def _per_op_median(fn, iters, warmup):
+    """Median ns of `fn()` timed one call at a time (a perf_counter_ns pair each, as the rows), GC off."""
+    pc = time.perf_counter_ns
+    for _ in range(warmup):
+        fn()
+    samples = [0] * iters
+    gc.disable()
+    try:
+        for i in range(iters):
+            t0 = pc()
+            fn()
+            samples[i] = pc() - t0
+    finally:
+        gc.enable()
+    return float(statistics.median(samples))
+
+
+def _trial_probes(mr, stream, iters, warmup):
+    """Ours only: the stages of allocate+close and of an import, each timed alone
+    (bench/README.md, "Breakdown"). Returns {probe: median ns per call}, or {} for upstream."""
+    ours = _ours_private()
+    if ours is None:
+        return {}
+    from cuda.core import Buffer
+
+    out = {}
+    noop = getattr(ours, "_held_lock_count", None)
+    if noop is not None:  # a Python -> Cython call that returns a C int: no lock, no GIL release
+        out["noop_call"] = _per_op_median(noop, iters, warmup)
+    gil = getattr(ours, "_ipc_cache_size", None)
+    if gil is not None:  # a call that releases and re-takes the GIL around one cache lock section
+        out["gil_round_trip"] = _per_op_median(gil, iters, warmup)
+    allocate = mr.allocate
+    # allocate(0): the call, argument checks and a Buffer with no handle; close of it: no free
+    out["alloc0_close"] = _per_op_median(lambda: allocate(0, stream=stream).close(), iters, warmup)
+    held = allocate(64, stream=stream)
+    ptr = int(held.handle)
+    from_handle = Buffer.from_handle
+    # a Buffer over a borrowed (non-owning) handle: call + object + handle box, no driver call
+    out["from_handle_close"] = _per_op_median(lambda: from_handle(ptr, 64).close(), iters, warmup)
+    held.close()
+    return out
+
+
+def _time_threads(mr, descriptors, stream, threads, rounds, mode):
+    """Wall ns per round (median over `rounds`, after one untimed round) of
+    `threads` threads each handling its share of `descriptors`: mode "loop"
+    import + close each; "batch" one Buffer.from_ipc_descriptors call per thread,
+    then close each; "gil" one GIL release/re-take per descriptor, no driver
+    (ours' _ipc_cache_size). Raises on a thread's error."""
+    from cuda.core import Buffer, Device
+
+    per = len(descriptors) // threads
+    total = rounds + 1
+    starts = [[0] * threads for _ in range(total)]
+    ends = [[0] * threads for _ in range(total)]
+    errors = []
+    start_gate = threading.Barrier(threads + 1)
+    end_gate = threading.Barrier(threads + 1)  # every unmap completes before the next round re-imports
+    imp = Buffer.from_ipc_descriptor
+    imp_many = getattr(Buffer, BATCH_API, None)
+    gil_round_trip = getattr(_ours_private(), "_ipc_cache_size", None) if mode == "gil" else None
+    pc = time.perf_counter_ns
+
+    def work(index):
+        try:
+            Device(0).set_current()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"thread {index}: {type(exc).__name__}: {exc}")
+        mine = descriptors[index * per:(index + 1) * per]
+        for r in range(total):
+            start_gate.wait()
+            try:
+                starts[r][index] = pc()
+                if mode == "loop":
+                    for d in mine:
+                        imp(mr, d, stream=stream).close()
+                elif mode == "batch":
+                    for b in imp_many(mr, mine, stream=stream):
+                        b.close()
+                else:
+                    for _ in mine:
+                        gil_round_trip()
+                ends[r][index] = pc()
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"thread {index} round {r}: {type(exc).__name__}: {exc}")
+            end_gate.wait()
+
+    workers = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for _ in range(total):
+        start_gate.wait()
+        end_gate.wait()
+        stream.sync()
+    for w in workers:
+        w.join()
+    if errors:
+        raise RuntimeError("; ".join(errors[:3]))
+    return float(statistics.median(max(ends[r]) - min(starts[r]) for r in range(1, total)))
+
+
+def _child_trial(q_in, q_out, cfg):
+    """The IPC part of one trial, in a spawned child. Sends ("part", key, value)
+    after each stage (so a failure or a deadlock later keeps what was measured),
+    then ("done", None, None). Stages: miss, hit, thread rows per mode and T, batch."""
+    stream, mr, descriptors = _child_setup(q_in, cfg["watchdog"])
+    from cuda.core import Buffer
+
+    def stage(key, fn):
+        try:
+            q_out.put(("part", key, fn()))
+        except Exception as exc:  # noqa: BLE001
+            q_out.put(("part", key, {"error": f"{type(exc).__name__}: {exc}"}))
+
+    imp = Buffer.from_ipc_descriptor
+    n_threads = min(cfg["thread_imports"], len(descriptors))
+    pool = descriptors[:n_threads]
+
+    def miss():
+        # every import is of a descriptor nobody in this process holds; the pool of
+        # descriptors is reused pass after pass, each pass's frees synchronised first
+        it = [0]
+
+        def once():
+            d = descriptors[it[0]]
+            it[0] += 1
+            if it[0] == len(descriptors):
+                it[0] = 0
+                imp(mr, d, stream=stream).close()
+                stream.sync()
+                return
+            imp(mr, d, stream=stream).close()
+
+        value = _per_op_median(once, cfg["ipc_iters"], cfg["ipc_warmup"])
+        stream.sync()
+        return value
+
+    def hit():
+        d = descriptors[-1]
+        held = imp(mr, d, stream=stream)
+        try:
+            return _per_op_median(lambda: imp(mr, d, stream=stream).close(), cfg["hit_iters"], cfg["ipc_warmup"])
+        finally:
+            held.close()
+            stream.sync()
+
+    if cfg["ipc_iters"] > 0:
+        stage("miss", miss)
+    if cfg["hit_iters"] > 0:
+        stage("hit", hit)
+    for mode in cfg["thread_modes"]:
+        if mode == "batch" and not hasattr(Buffer, BATCH_API):
+            continue
+        if mode == "gil" and getattr(_ours_private(), "_ipc_cache_size", None) is None:
+            continue
+        for t in cfg["threads"]:
+            stage(f"threads:{mode}:{t}", lambda: _time_threads(mr, pool, stream, t, cfg["thread_rounds"], mode))
+    if cfg["batch_rounds"] > 0:
+        stage("batch", lambda: _batch_phases(mr, pool, stream, cfg["batch_rounds"]))
+    q_out.put(("done", None, None))
+    faulthandler.cancel_dump_traceback_later()
+
+
+def _batch_phases(mr, descriptors, stream, rounds):
+    """Per descriptor, median over rounds: all imported (a loop of from_ipc_descriptor;
+    Buffer.from_ipc_descriptors when it exists), then all closed, the phases timed apart."""
+    from cuda.core import Buffer
+
+    imp = Buffer.from_ipc_descriptor
+    many = getattr(Buffer, BATCH_API, None)
+    kinds = {"loop": lambda: [imp(mr, d, stream=stream) for d in descriptors]}
+    if many is not None:
+        kinds["api"] = lambda: many(mr, descriptors, stream=stream)
+    pc = time.perf_counter_ns
+    walls = {k: ([], []) for k in kinds}
+    for r in range(rounds + 1):  # round 0: untimed warm-up
+        for kind, run in kinds.items():
+            t0 = pc()
+            bufs = run()
+            t1 = pc()
+            for b in bufs:
+                b.close()
+            t2 = pc()
+            stream.sync()
+            if r:
+                walls[kind][0].append(t1 - t0)
+                walls[kind][1].append(t2 - t1)
+    n = len(descriptors)
+    return {kind: {"import_per_ns": statistics.median(i) / n, "close_per_ns": statistics.median(c) / n}
+            for kind, (i, c) in walls.items()}
+
+
+def _run_child_parts(ctx, target, payload, args_tuple, watchdog):
+    """Like _run_child for a child that reports in parts: {key: value} of every
+    part received, plus "incomplete" (with "deadlock" when the watchdog or the
+    deadline ended it) when "done" never came."""
+    q_in, q_out = ctx.Queue(), ctx.Queue()
+    proc = ctx.Process(target=target, args=(q_in, q_out) + args_tuple, daemon=True)
+    started = time.monotonic()
+    proc.start()
+    for item in payload:
+        q_in.put(item)
+    deadline = started + watchdog + 30
+    parts, done = {}, False
+    while not done:
+        try:
+            kind, key, value = q_out.get(timeout=0.2)
+        except queue_mod.Empty:
+            if not proc.is_alive() or time.monotonic() > deadline:
+                # drain what arrived just before the end
+                try:
+                    while True:
+                        kind, key, value = q_out.get(timeout=0.2)
+                        if kind == "part":
+                            parts[key] = value
+                        else:
+                            done = True
+                except queue_mod.Empty:
+                    pass
+                break
+            continue
+        if kind == "part":
+            parts[key] = value
+        else:
+            done = True
+    proc.join(10)
+    if proc.is_alive():
+        proc.kill()
+        proc.join(5)
+    if not done:
+        elapsed = time.monotonic() - started
+        parts["incomplete"] = {"exitcode": proc.exitcode, "elapsed_s": round(elapsed, 1),
+                               "deadlock": elapsed >= watchdog}
+    return parts
+
+
+def bench_trial(args):
+    """One trial of an interleaved run (bench/run.py): allocate+close per size and
+    ours' stage probes in this process, then the IPC rows in one spawned child."""
+    import multiprocessing as mp
+
+    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions
+
+    rows = set(args.rows.split(","))
+    out = {"timer_ns": _timer_overhead_ns()}
+    dev = _device()
+    stream = dev.create_stream()
+    if "alloc" in rows or "probes" in rows:
+        sizes = [int(x) for x in args.sizes.split(",")]
+        mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(max_size=max(4 * max(sizes), 1 << 30)))
+        if "alloc" in rows:
+            allocate = mr.allocate
+            out["alloc"] = {str(size): _per_op_median(lambda: allocate(size, stream=stream).close(), args.iters,
+                                                     args.warmup) for size in sizes}
+        if "probes" in rows:
+            try:
+                out["probes"] = _trial_probes(mr, stream, args.iters, args.warmup)
+            except Exception as exc:  # noqa: BLE001
+                out["probes"] = {"error": f"{type(exc).__name__}: {exc}"}
+        stream.sync()
+        mr.close()
+    if "ipc" in rows:
+        ctx = mp.get_context("spawn")
+        count = max(args.thread_imports, 2)
+        granule = -(-args.ipc_size // (2 << 20)) * (2 << 20)
+        mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(max_size=count * granule + (64 << 20),
+                                                                   ipc_enabled=True))
+        _ = mr.allocation_handle  # export the pool before any pointer (the real driver requires it)
+        buffers = [mr.allocate(args.ipc_size, stream=stream) for _ in range(count)]
+        stream.sync()
+        descriptors = [b.ipc_descriptor for b in buffers]
+        cfg = {"watchdog": args.budget, "ipc_iters": args.ipc_iters, "ipc_warmup": args.ipc_warmup,
+               "hit_iters": args.hit_iters, "thread_imports": args.thread_imports,
+               "threads": [int(t) for t in args.threads.split(",") if t],
+               "thread_modes": [m for m in args.thread_modes.split(",") if m],
+               "thread_rounds": args.thread_rounds, "batch_rounds": args.batch_rounds}
+        out["ipc"] = _run_child_parts(ctx, _child_trial, (mr, descriptors), (cfg,), args.budget)
+        for b in buffers:
+            b.close()
+        stream.sync()
+        mr.close()
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=("info", "alloc", "ipc", "mem"))
+    p.add_argument("mode", choices=("info", "alloc", "ipc", "mem", "trial"))
+    p.add_argument("--rows", default="alloc,probes,ipc", help="trial: which parts (alloc, probes, ipc)")
+    p.add_argument("--thread-modes", default="loop,batch,gil", help="trial: thread-row modes (loop, batch, gil)")
     p.add_argument("--sizes", default="64,1048576,67108864")
     p.add_argument("--iters", type=int, default=5000)
     p.add_argument("--warmup", type=int, default=200)
@@ -552,6 +841,8 @@ def main(argv=None):
             result.update(bench_ipc(args))
         elif args.mode == "mem":
             result.update(bench_memory(args))
+        elif args.mode == "trial":
+            result.update(bench_trial(args))
     except Exception as exc:  # noqa: BLE001
         result["error"] = f"{type(exc).__name__}: {exc}"
     sys.stdout.flush()
