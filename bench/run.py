@@ -323,12 +323,14 @@ def flatten_trial(res, kind):
 
 
 def run_trial(arm, p, timeout):
-    """One fresh process of `arm` ({"kind", "python"}); ({metric: ns}, [errors], seconds)."""
+    """One fresh process of `arm` ({"kind", "python"}, optional "argv": its worker trial
+    arguments); ({metric: ns}, [errors], seconds)."""
     t0 = time.monotonic()
     if arm["kind"] == "raw":
         res = run_raw(raw_args(p), timeout)
     else:
-        res = run_worker(arm["python"], arm["kind"], "trial", trial_args(p, arm["kind"]), timeout)
+        argv = arm.get("argv") or trial_args(p, arm["kind"])
+        res = run_worker(arm["python"], arm["kind"], "trial", argv, timeout)
     metrics, errors = flatten_trial(res, arm["kind"])
     if errors and res.get("stderr_tail"):
         errors.append("stderr: " + res["stderr_tail"][-300:])

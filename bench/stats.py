@@ -33,19 +33,22 @@ def _percentile(sorted_values, q):
 
 
 # median(numerator) / median(denominator) and its bootstrap interval; requires
-# two series indexed by alternation. Alternations where both have a number are
-# resampled as pairs (drift shared by neighbours cancels); when fewer than
-# half pair up, each series is resampled on its own. None when either is empty.
+# two series indexed by alternation. When at least half the alternations have
+# both numbers, only those count and they are resampled as pairs (drift shared
+# by an alternation cancels); else each series is resampled on its own. None
+# when either is empty.
 def ratio_of_medians(numerator, denominator, seed=0, resamples=BOOTSTRAP_RESAMPLES, confidence=CONFIDENCE):
     num = [x for x in numerator if x is not None]
     den = [x for x in denominator if x is not None]
     if not num or not den:
         return None
-    point = statistics.median(num) / statistics.median(den) if statistics.median(den) else None
-    if point is None:
-        return None
     pairs = [(a, b) for a, b in zip(numerator, denominator) if a is not None and b is not None]
     paired = len(pairs) >= max(2, min(len(num), len(den)) // 2)
+    if paired:  # the point from the same alternations the interval resamples
+        num, den = [a for a, _ in pairs], [b for _, b in pairs]
+    if not statistics.median(den):
+        return None
+    point = statistics.median(num) / statistics.median(den)
     rng = random.Random(seed)
     boots = []
     for _ in range(resamples):
