@@ -123,8 +123,14 @@ def inverted(r):
     return out
 
 
-# Whether two runs' ratios agree: each one's point estimate lies inside the other's interval.
-def agree(r1, r2):
+# How two runs' ratios agree: "inside" when each one's point estimate lies in
+# the other's interval, "overlap" when only the intervals overlap, "DIFFER"
+# when they are disjoint; None when either run lacks the ratio.
+def agreement(r1, r2):
     if not r1 or not r2:
         return None
-    return r1["lo"] <= r2["ratio"] <= r1["hi"] and r2["lo"] <= r1["ratio"] <= r2["hi"]
+    if r1["lo"] <= r2["ratio"] <= r1["hi"] and r2["lo"] <= r1["ratio"] <= r2["hi"]:
+        return "inside"
+    if r1["lo"] <= r2["hi"] and r2["lo"] <= r1["hi"]:
+        return "overlap"
+    return "DIFFER"

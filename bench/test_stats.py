@@ -130,3 +130,11 @@ def test_interval_contains_the_point_when_one_arm_missed_alternations():
     r = stats.ratio_of_medians(b, a)
     assert r["lo"] <= r["ratio"] <= r["hi"]
     assert abs(r["ratio"] - 1.05) < 1e-9
+
+
+def test_agreement_of_two_runs():
+    a = {"ratio": 1.0, "lo": 0.95, "hi": 1.05}
+    assert stats.agreement(a, {"ratio": 1.02, "lo": 0.98, "hi": 1.06}) == "inside"
+    assert stats.agreement(a, {"ratio": 1.08, "lo": 1.04, "hi": 1.12}) == "overlap"
+    assert stats.agreement(a, {"ratio": 1.2, "lo": 1.1, "hi": 1.3}) == "DIFFER"
+    assert stats.agreement(a, None) is None
