@@ -48,6 +48,8 @@ REPO = HERE.parent
 WORKER = HERE / "worker.py"
 RAW_SRC = HERE / "raw_driver.cpp"
 RAW_BIN = REPO / "build" / "bench" / "raw_driver"
+CPP_SRC = HERE / "cpp_entry.cpp"
+CPP_BIN = REPO / "build" / "bench" / "cpp_entry"
 
 SIZES = [64, 1 << 20, 64 << 20]
 THREADS = [1, 2, 4, 8, 16]
@@ -177,6 +179,63 @@ def build_raw(cuda_home):
     return None
 
 
+def build_cpp_entry(cuda_home):
+    """Builds build/bench/cpp_entry.so (bench/cpp_entry.cpp + the shipped C++ core,
+    cpp/*.cpp but py_*, compiled in parallel with the extension's flags) and its
+    launcher build/bench/cpp_entry, which dlopen()s it as Python does the
+    extension; None or why not."""
+    include = Path(cuda_home) / "include"
+    if not (include / "cuda.h").exists():
+        return f"no cuda.h under {include} (set CUDA_HOME)"
+    cxx = os.environ.get("CXX") or shutil.which("g++")
+    if not cxx:
+        return "g++ not found"
+    cpp = REPO / "cpp"
+    sources = [CPP_SRC] + sorted(x for x in cpp.glob("*.cpp") if not x.name.startswith("py_"))
+    newest = max(x.stat().st_mtime for x in sources + sorted(cpp.glob("*.hpp")))
+    lib = Path(f"{CPP_BIN}.so")
+    if CPP_BIN.exists() and lib.exists() and min(CPP_BIN.stat().st_mtime, lib.stat().st_mtime) >= newest:
+        return None
+    objdir = CPP_BIN.parent / "cpp_entry_obj"
+    objdir.mkdir(parents=True, exist_ok=True)
+    # setup.py's extra_compile_args plus what Python's own CFLAGS give every extension (-DNDEBUG -fwrapv, PIC)
+    flags = ["-O2", "-std=c++17", "-fPIC", "-fvisibility=hidden", "-DNDEBUG", "-fwrapv", f"-I{cpp}", f"-I{include}"]
+    jobs, objects = [], []
+    for src in sources:
+        obj = objdir / (src.stem + ".o")
+        objects.append(str(obj))
+        jobs.append((src, subprocess.Popen([cxx] + flags + ["-c", str(src), "-o", str(obj)],
+                                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)))
+    jobs.append((CPP_SRC, subprocess.Popen([cxx, "-O2", "-std=c++17", "-DCPP_ENTRY_LAUNCHER", str(CPP_SRC), "-ldl",
+                                            "-o", str(CPP_BIN)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                           text=True)))
+    for src, proc in jobs:
+        out = proc.communicate()[0]
+        if proc.returncode != 0:
+            return f"build failed ({src.name}): {out[-1200:]}"
+    proc = subprocess.run([cxx, "-shared"] + objects + ["-ldl", "-lpthread", "-o", str(lib)], capture_output=True,
+                          text=True)
+    if proc.returncode != 0:
+        return "link failed: " + proc.stderr[-1200:]
+    return None
+
+
+def run_cpp_entry(p, timeout):
+    args = ["--sizes", ",".join(map(str, SIZES)), "--iters", str(p["iters"]), "--warmup", str(p["warmup"]),
+            "--ipc-size", str(p["ipc_size"]), "--ipc-count", str(p["thread_imports"]),
+            "--ipc-iters", str(p["ipc_iters"])]
+    try:
+        proc = subprocess.run([str(CPP_BIN)] + args, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"cpp_entry timed out after {timeout:.0f} s"}
+    if proc.returncode != 0:
+        return {"error": f"cpp_entry exited {proc.returncode}: {proc.stderr.strip()[-500:]}"}
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        return {"error": "cpp_entry printed no JSON"}
+
+
 def run_raw(args, timeout):
     """One raw_driver process (it forks its importer); parsed JSON or {"error": ...}."""
     started = time.monotonic()
@@ -290,6 +349,11 @@ def flatten_trial(res, kind):
         return m, ["no result"]
     if res.get("error"):
         errors.append(res["error"])
+    if kind == "cpp":
+        for size, v in (res.get("alloc") or {}).items():
+            m[f"alloc:{size}"] = v
+        m["miss"] = res.get("miss")
+        return {k: v for k, v in m.items() if isinstance(v, (int, float))}, errors
     if kind == "raw":
         for size, st in (res.get("alloc") or {}).items():
             m[f"alloc:{size}"] = st.get("median_ns")
@@ -328,6 +392,8 @@ def run_trial(arm, p, timeout):
     t0 = time.monotonic()
     if arm["kind"] == "raw":
         res = run_raw(raw_args(p), timeout)
+    elif arm["kind"] == "cpp":
+        res = run_cpp_entry(p, timeout)
     else:
         argv = arm.get("argv") or trial_args(p, arm["kind"])
         res = run_worker(arm["python"], arm["kind"], "trial", argv, timeout)
@@ -450,21 +516,29 @@ def _med_parts(parts_by_alt):
 
 # what each stage is, and whether it can go (the design's answer)
 PART_NOTES = {
-    "timer": "the perf_counter_ns pair around each op (the raw loop's clock costs ~20 ns): measurement",
-    "python calls": "one public call per allocate/import and per close (no-op Cython call x 2): stays (the API)",
-    "object + checks": "argument checks, the Buffer object, close's bookkeeping: Cython, can shrink",
-    "cache hit path": "hit row minus its calls: checksum, cache lookup, Buffer, close: can shrink",
+    "timer": "the perf_counter_ns pair around each op: measurement (the C++ programs' clock, ~20 ns, is in theirs)",
+    "python calls": "one public call per allocate/import and one per close (a no-op Cython call, x 2): stays (the API)",
+    "object + checks": "allocate(0) + close: argument checks, the Buffer object, close's bookkeeping: can shrink",
+    "Cython glue": "the rest of ours' Python side (ours - allocate(0) - C++ entry): stream unwrapping, "
+                   "the pool-reserve query (>= 1 MiB), Buffer fields: can shrink",
+    "Python side": "the rest of ours' Python side (ours - calls - GIL - C++ entry): argument checks, descriptor "
+                   "checksum, the Buffer, close's bookkeeping: can shrink",
     "GIL round trip": "release + re-take around the driver import, one lock section: stays (DESIGN.md lock rules)",
-    "handle + rest": "C++ handle box, deleter, context scope (+ for imports: cache claim/publish/erase): can shrink",
+    "cache hit path": "the hit row minus its calls: checksum, cache lookup, Buffer, close: can shrink",
+    "C++ layer": "ours' C++ entry point alone (bench/cpp_entry.cpp) minus the raw driver: handle box, deleter, "
+                 "context scope (+ imports: cache claim/publish/erase): can shrink",
+    "handle + rest": "no C++ entry figure in this run: C++ layer and Cython glue together, by difference: can shrink",
     "driver": "the raw program's own loop: stays",
+    "(hit row, without its calls)": "for comparison, not a stage: checksum, cache lookup, Buffer, close, no driver",
 }
 
 
 def breakdowns(series, p):
     """Per alternation, ours' allocate+close and import miss split into the stages
-    its probes time alone (bench/README.md "Breakdown"); medians over alternations."""
+    its probes time alone (bench/README.md "Breakdown"); medians over alternations.
+    With the C++ entry program's figures (arm "cpp") the C++ layer is measured; without, it is a difference."""
     out = {}
-    ours, raw = series.get("ours") or {}, series.get("raw") or {}
+    ours, raw, cpp = series.get("ours") or {}, series.get("raw") or {}, series.get("cpp") or {}
     n = len(next(iter(ours.values()), []))
 
     def at(src, name, i):
@@ -475,23 +549,35 @@ def breakdowns(series, p):
         parts = []
         for i in range(n):
             tm, c, a0 = at(ours, "timer", i), at(ours, "probe:noop_call", i), at(ours, "probe:alloc0_close", i)
-            o, r = at(ours, f"alloc:{size}", i), at(raw, f"alloc:{size}", i)
+            o, r, e = at(ours, f"alloc:{size}", i), at(raw, f"alloc:{size}", i), at(cpp, f"alloc:{size}", i)
             if None in (tm, c, a0, o, r):
                 continue
             call = c - tm
-            parts.append({"timer": tm, "python calls": 2 * call, "object + checks": (a0 - tm) - 2 * call,
-                          "handle + rest": (o - tm) - (a0 - tm) - r, "driver": r, "ours": o})
+            d = {"timer": tm, "python calls": 2 * call, "object + checks": (a0 - tm) - 2 * call}
+            if e is not None:
+                d.update({"Cython glue": o - a0 - e, "C++ layer": e - r})
+            else:
+                d["handle + rest"] = o - a0 - r
+            d.update({"driver": r, "ours": o})
+            parts.append(d)
         out[f"allocate+close {fmt_size(size)}"] = _med_parts(parts)
     parts = []
     for i in range(n):
         tm, c, g = at(ours, "timer", i), at(ours, "probe:noop_call", i), at(ours, "probe:gil_round_trip", i)
-        h, o, r = at(ours, "hit", i), at(ours, "miss", i), at(raw, "miss", i)
+        h, o, r, e = at(ours, "hit", i), at(ours, "miss", i), at(raw, "miss", i), at(cpp, "miss", i)
         if None in (tm, c, g, h, o, r):
             continue
         call = c - tm
         gil = (g - tm) - call
-        parts.append({"timer": tm, "python calls": 2 * call, "cache hit path": (h - tm) - 2 * call,
-                      "GIL round trip": gil, "handle + rest": (o - tm) - (h - tm) - gil - r, "driver": r, "ours": o})
+        d = {"timer": tm, "python calls": 2 * call, "GIL round trip": gil}
+        if e is not None:
+            d.update({"Python side": o - tm - 2 * call - gil - e, "C++ layer": e - r})
+        else:
+            d.update({"cache hit path": (h - tm) - 2 * call, "handle + rest": (o - tm) - (h - tm) - gil - r})
+        d.update({"driver": r, "ours": o})
+        if e is not None:
+            d["(hit row, without its calls)"] = (h - tm) - 2 * call
+        parts.append(d)
     out[f"ipc import+close, miss ({fmt_size(p['ipc_size'])})"] = _med_parts(parts)
     return out
 
@@ -523,6 +609,7 @@ def report(meta, rows, threads, targets, bd, deadlock, memory):
             f"ours: {meta['ours_desc']}",
             f"upstream: {meta['upstream_desc']}",
             f"raw driver: {meta['raw_desc']}",
+            f"C++ entry points alone: {meta['cpp_desc']}",
             f"{meta['alternations']} alternations of {', '.join(meta['arms'])} (order rotated; each trial a fresh "
             f"process); figures: median over alternations ± half the IQR; ratios: ratio of medians "
             f"[paired bootstrap 95% interval]; A/A = ours again / ours"]
@@ -562,7 +649,7 @@ def report(meta, rows, threads, targets, bd, deadlock, memory):
         flag = "" if not rr else (" (ours/raw above 1.25: the gap by stage)" if rr["ratio"] > LIMIT_RAW
                                   else " (within 1.25 x raw)")
         brows = [[k, cell(v), PART_NOTES.get(k, "")] for k, v in parts.items() if k != "ours"]
-        total = sum(v["median"] for k, v in parts.items() if k != "ours" and v)
+        total = sum(v["median"] for k, v in parts.items() if k != "ours" and not k.startswith("(") and v)
         brows.append(["sum of the stages / ours measured", f"{fmt_time(total)} / {fmt_time(o['median'] if o else None)}",
                       "medians of per-alternation parts"])
         full += table(brows, [f"breakdown: {name}{flag}", "ns per op", "what it is"], ["l", "r", "l"])
@@ -684,6 +771,16 @@ def main():
         else:
             arms["raw"] = {"kind": "raw"}
             raw_desc = f"{RAW_BIN.relative_to(REPO)} (g++ -O2, {RAW_SRC.relative_to(REPO)})"
+    cpp_desc = "- (skipped: --no-raw)"
+    if not args.no_raw:
+        why = build_cpp_entry(args.cuda_home)
+        if why:
+            cpp_desc = f"- ({why.splitlines()[0][:200]}; the breakdown's C++ layer is then a difference)"
+            log(f"C++ entry program: {why}")
+        else:
+            arms["cpp"] = {"kind": "cpp"}
+            cpp_desc = (f"{CPP_BIN.relative_to(REPO)} ({CPP_SRC.relative_to(REPO)} + cpp/*.cpp in one dlopen()ed "
+                        "shared object, the extension's flags)")
     if "ours" not in arms:
         log("ours is not importable: nothing to measure")
         return 1
@@ -755,7 +852,7 @@ def main():
         "driver": (f"SIMULATED ({ours_info.get('driver')}; numbers say nothing about a GPU)" if simulated
                    else f"real CUDA driver ({ours_info.get('driver') or 'libcuda.so.1'})"),
         "ours_desc": describe(ours_info, "ours"), "upstream_desc": describe(infos.get("upstream"), "upstream"),
-        "raw_desc": raw_desc, "argv": sys.argv, "arms": list(arms), "alternations": alternations, "note": note,
+        "raw_desc": raw_desc, "cpp_desc": cpp_desc, "argv": sys.argv, "arms": list(arms), "alternations": alternations, "note": note,
         "report_path": str(results_dir / f"{stem}.md"),
     }
     if infos.get("upstream", {}).get("error_in_trial"):

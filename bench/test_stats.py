@@ -113,13 +113,20 @@ def test_breakdown_parts_add_up_to_ours():
             "alloc:67108864": [1000.0] * n, "hit": [400.0] * n, "miss": [2000.0] * n}
     raw = {"alloc:64": [600.0] * n, "alloc:1048576": [600.0] * n, "alloc:67108864": [600.0] * n,
            "miss": [1000.0] * n}
-    bd = run.breakdowns({"ours": ours, "raw": raw}, dict(run.PROFILES["full"]))
-    for name, parts in bd.items():
-        total = sum(v["median"] for k, v in parts.items() if k != "ours")
-        assert abs(total - parts["ours"]["median"]) < 1e-6, name
-    miss = bd["ipc import+close, miss (1 MiB)"]
-    assert miss["GIL round trip"]["median"] == 200 - 50 - 30
-    assert miss["driver"]["median"] == 1000
+    cpp = {"alloc:64": [700.0] * n, "alloc:1048576": [700.0] * n, "alloc:67108864": [700.0] * n,
+           "miss": [1300.0] * n}
+    for with_cpp in (False, True):
+        runs = {"ours": ours, "raw": raw, "cpp": cpp} if with_cpp else {"ours": ours, "raw": raw}
+        bd = run.breakdowns(runs, dict(run.PROFILES["full"]))
+        for name, parts in bd.items():
+            total = sum(v["median"] for k, v in parts.items() if k != "ours" and not k.startswith("("))
+            assert abs(total - parts["ours"]["median"]) < 1e-6, (name, with_cpp)
+        miss = bd["ipc import+close, miss (1 MiB)"]
+        assert miss["GIL round trip"]["median"] == 200 - 50 - 30
+        assert miss["driver"]["median"] == 1000
+        assert ("C++ layer" in miss) == with_cpp
+    assert miss["C++ layer"]["median"] == 300
+    assert bd["allocate+close 64 B"]["C++ layer"]["median"] == 100
 
 
 def test_interval_contains_the_point_when_one_arm_missed_alternations():
