@@ -19,7 +19,7 @@
   bootstrap 95% interval; A/A = head again / head with its interval; verdict
   "slower" only when the interval of head/base lies above 1.0 and head/base is
   further from 1.0 than the A/A reaches, "faster" likewise, else "same".
-* Output: <results dir>/<UTC date>_<HHMM>Z_<head commit>_ab_<base>.{json,txt}
+* Output: <results dir>/<UTC date>_<HHMMSS>Z_<head commit>_ab_<base>.{json,txt}
   (default bench/results on a real driver, build/bench/results on the
   simulator); the table is printed last. Exit code: 0 no row slower, 1 at
   least one row "slower", 2 the harness could not run.
@@ -177,7 +177,7 @@ def main():
     results_dir = Path(args.results_dir or (REPO / "build" / "bench" / "results" if simulated
                                             else REPO / "bench" / "results"))
     results_dir.mkdir(parents=True, exist_ok=True)
-    stem = results_dir / f"{now.strftime('%Y-%m-%d_%H%MZ')}_{commit}_ab_{label}{'_sim' if simulated else ''}"
+    stem = results_dir / f"{now.strftime('%Y-%m-%d_%H%M%SZ')}_{commit}_ab_{label}{'_sim' if simulated else ''}"
     gpu = facts.get("gpu")
     lines = [f"A/B {now.strftime('%Y-%m-%d %H:%M:%SZ')}: head = commit {commit} ({infos['head'].get('module')}), "
              f"base = {label} ({infos['base'].get('module')})",

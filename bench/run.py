@@ -24,7 +24,7 @@
   an upstream that fails gives "n/a" rows, never a failed run.
 * Progress goes to stderr; the compact table is printed LAST on stdout; the
   full report (.md) and every number (.json) go to
-  <results dir>/<UTC date>_<HHMM>Z_<commit>[_sim].{json,md} (build/bench/results
+  <results dir>/<UTC date>_<HHMMSS>Z_<commit>[_sim].{json,md} (build/bench/results
   unless --results-dir). Targets print PASS/EDGE/MISS; they never change the
   exit code (0 unless the harness itself breaks).
 """
@@ -667,8 +667,9 @@ def report(meta, rows, threads, targets, bd, deadlock, memory):
 
     compact = list(head)
     crows = [[r["row"][:58], fmt_time(r["ours"]["median"] if r["ours"] else None), fmt_ratio(r["aa"]),
-              fmt_ratio(r["ours_over_upstream"]), fmt_ratio(r["ours_over_raw"])] for r in rows]
-    compact += table(crows, ["row", "ours", "A/A", "ours/up", "ours/raw"], ["l", "r", "r", "r", "r"])
+              fmt_ratio(r["ours_over_upstream"]), r["verdict_vs_upstream"], fmt_ratio(r["ours_over_raw"])]
+             for r in rows]
+    compact += table(crows, ["row", "ours", "A/A", "ours/up", "vs up", "ours/raw"], ["l", "r", "r", "r", "l", "r"])
     compact.append("")
     compact += table([[str(e["T"]), rate_cell(e["loop"], n), fmt_ratio(e["loop_rate_over_floor"]),
                        fmt_ratio(e["batch_rate_over_raw"]), fmt_ratio(e["aa"])] for e in threads],
@@ -843,7 +844,7 @@ def main():
     simulated = bool(ours_info.get("simulated"))
     now = datetime.datetime.now(datetime.timezone.utc)
     commit = git_commit()
-    stem = f"{now.strftime('%Y-%m-%d_%H%MZ')}_{commit}{'_sim' if simulated else ''}"
+    stem = f"{now.strftime('%Y-%m-%d_%H%M%SZ')}_{commit}{'_sim' if simulated else ''}"
     results_dir = Path(args.results_dir)
     results_dir.mkdir(parents=True, exist_ok=True)
     meta = {
