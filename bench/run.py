@@ -600,9 +600,13 @@ def report(meta, rows, threads, targets, bd, deadlock, memory):
     f = meta["facts"]
     gpu = f.get("gpu")
     gpu_line = (", ".join(f"{k} {v}" for k, v in gpu.items()) if isinstance(gpu, dict) else str(gpu))
+    end = meta["facts_end"].get("gpu")
+    gpu_end = (", ".join(f"{k} {end.get(k)}" for k in ("pstate", "clocks.sm", "clocks.mem", "temperature.gpu",
+                                                        "power.draw")) if isinstance(end, dict) else str(end))
     head = [f"cuda.core benchmarks ({meta['profile']}) {meta['date_utc']} commit {meta['commit']}",
             f"driver: {meta['driver']}",
             f"GPU: {gpu_line}",
+            f"GPU at the end: {gpu_end}",
             f"CPU: {f['cpu_model']} x {f['cpus']}, governor {f['cpu_governor']}; kernel {f['kernel']}; "
             f"load average {' '.join(f'{x:.2f}' for x in f['loadavg'])} (start) "
             f"{' '.join(f'{x:.2f}' for x in meta['loadavg_end'])} (end)",
@@ -849,7 +853,7 @@ def main():
     results_dir.mkdir(parents=True, exist_ok=True)
     meta = {
         "profile": profile, "date_utc": now.strftime("%Y-%m-%d %H:%M:%SZ"), "commit": commit, "params": p,
-        "budget_s": budget, "facts": facts, "loadavg_end": list(os.getloadavg()), "sizes": SIZES, "threads": THREADS,
+        "budget_s": budget, "facts": facts, "facts_end": machine_facts(), "loadavg_end": list(os.getloadavg()), "sizes": SIZES, "threads": THREADS,
         "driver": (f"SIMULATED ({ours_info.get('driver')}; numbers say nothing about a GPU)" if simulated
                    else f"real CUDA driver ({ours_info.get('driver') or 'libcuda.so.1'})"),
         "ours_desc": describe(ours_info, "ours"), "upstream_desc": describe(infos.get("upstream"), "upstream"),
