@@ -43,8 +43,13 @@ def main(argv):
         verdict = stats.agreement(ra, other) or "-"
         differ += verdict == "DIFFER"
         rows.append([name[:80], fmt_ratio(ra), fmt_ratio(other), verdict])
-    head = [f"A: {a['meta']['date_utc']} commit {a['meta']['commit']} ({a['meta']['alternations']} alternations)",
-            f"B: {b['meta']['date_utc']} commit {b['meta']['commit']} ({b['meta']['alternations']} alternations)", ""]
+    head = []
+    for tag, doc in (("A", a), ("B", b)):
+        m = doc["meta"]
+        cal = (m.get("cpu_calibration") or {}).get("ours")
+        head.append(f"{tag}: {m['date_utc']} commit {m['commit']} ({m['alternations']} alternations); CPU loop "
+                    f"{cal['median'] / 1e3:.0f} us" if cal else f"{tag}: {m['date_utc']} commit {m['commit']}")
+    head.append("")
     print("\n".join(head + table(rows, ["ratio", "run A", "run B", ""], ["l", "r", "r", "l"])))
     counts = {k: sum(1 for r in rows if r[3] == k) for k in ("inside", "overlap", "DIFFER")}
     print(f"\n{counts['inside']} inside, {counts['overlap']} overlap, {counts['DIFFER']} DIFFER "

@@ -364,6 +364,7 @@ def flatten_trial(res, kind):
         m["batch:loop:import"], m["batch:loop:close"] = b.get("import_per_ns"), b.get("close_per_ns")
         return {k: v for k, v in m.items() if isinstance(v, (int, float))}, errors
     m["timer"] = res.get("timer_ns")
+    m["cpu_calibration"] = res.get("cpu_calibration_ns")
     for size, v in (res.get("alloc") or {}).items():
         m[f"alloc:{size}"] = v
     probes = res.get("probes") or {}
@@ -631,6 +632,7 @@ def report(meta, rows, threads, targets, bd, deadlock, memory):
                           "ours/up", "ours vs up", "ours/raw"], ["l", "r", "r", "r", "r", "r", "r", "l", "r"])
     full.append("(\"ours vs up\": ours slower/faster than upstream beyond the A/A band, else same; "
                 "the batch one-call row compares with upstream's and raw's loops)")
+    full.append(meta["calibration_line"])
     n = meta["params"]["thread_imports"]
     thr = []
     for e in threads:
@@ -682,8 +684,16 @@ def report(meta, rows, threads, targets, bd, deadlock, memory):
     if missed:
         compact.append("")
         compact += [f"{t['status']}: {t['target']}: {t['measured']}" for t in missed]
-    compact += ["", tail, f"full report: {meta['report_path']}"]
+    compact += ["", meta["calibration_line"], tail, f"full report: {meta['report_path']}"]
     return full, compact
+
+
+def calibration_line(cal):
+    """One line: each Python arm's CPU calibration loop (median, min-max over its trials)."""
+    parts = [f"{a} {fmt_time(sp['median'])} ({fmt_time(sp['min'])}-{fmt_time(sp['max'])})"
+             for a, sp in cal.items() if sp]
+    return ("CPU speed per trial (a fixed pure-Python loop; a wide min-max means slow processes, a shift between "
+            "runs a slower machine): " + ("; ".join(parts) if parts else "-"))
 
 
 def mem_entry(d):
@@ -862,6 +872,9 @@ def main():
     }
     if infos.get("upstream", {}).get("error_in_trial"):
         meta["upstream_desc"] += f"  [its trial failed: {infos['upstream']['error_in_trial']}; rows n/a]"
+    meta["cpu_calibration"] = {a: stats.spread(metric(series, a, "cpu_calibration")) for a in ("ours", "ours_aa",
+                                                                                              "upstream")}
+    meta["calibration_line"] = calibration_line(meta["cpu_calibration"])
     meta["elapsed_s"] = time.monotonic() - started
     full, compact = report(meta, rows, threads, targets, bd, deadlock, mem_lines)
     (results_dir / f"{stem}.json").write_text(json.dumps(

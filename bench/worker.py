@@ -253,6 +253,20 @@ def _per_op_median(fn, iters, warmup):
     return float(statistics.median(samples))
 
 
+def _cpu_calibration_ns(rounds=7, n=20000):
+    """Median ns of a fixed pure-Python loop: this process's CPU speed, to tell a slow
+    process (or a slow machine, between runs) from slow code."""
+    pc = time.perf_counter_ns
+    out = []
+    for _ in range(rounds):
+        t0 = pc()
+        x = 0
+        for i in range(n):
+            x += i & 7
+        out.append(pc() - t0)
+    return float(statistics.median(out))
+
+
 def _trial_probes(mr, stream, iters, warmup):
     """Ours only: the stages of allocate+close and of an import, each timed alone
     (bench/README.md, "Breakdown"). Returns {probe: median ns per call}, or {} for upstream."""
@@ -481,7 +495,7 @@ def bench_trial(args):
     from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions
 
     rows = set(args.rows.split(","))
-    out = {"timer_ns": _timer_overhead_ns()}
+    out = {"timer_ns": _timer_overhead_ns(), "cpu_calibration_ns": _cpu_calibration_ns()}
     dev = _device()
     stream = dev.create_stream()
     if "alloc" in rows or "probes" in rows:
