@@ -19,7 +19,7 @@
   bootstrap 95% interval; A/A = head again / head with its interval; verdict
   "slower" only when the interval of head/base lies above 1.0 and head/base is
   further from 1.0 than the A/A reaches, "faster" likewise, else "same".
-* Output: <results dir>/<UTC date>_<HHMMSS>Z_<head commit>_ab_<base>.{json,txt}
+* Output: <results dir>/<UTC date>_<HHMMSS>Z_<head commit>_vs_<base>[_sim]_ab.{json,md}
   (default bench/results on a real driver, build/bench/results on the
   simulator); the table is printed last. Exit code: 0 no row slower, 1 at
   least one row "slower", 2 the harness could not run.
@@ -157,6 +157,8 @@ def main():
     series, trial_log, note = interleave(arms, p, t_alt + budget, min(p["min_alternations"], max_alt), max_alt,
                                          p["watchdog"] + 60)
     alternations = max((len(v) for a in series.values() for v in a.values()), default=0)
+    if note is None and alternations < 15:
+        note = f"only {alternations} alternations (fewer than 15): intervals are wider"
 
     rows, derived, slower = [], [], []
     for name, key in ab_rows(p):
@@ -177,7 +179,8 @@ def main():
     results_dir = Path(args.results_dir or (REPO / "build" / "bench" / "results" if simulated
                                             else REPO / "bench" / "results"))
     results_dir.mkdir(parents=True, exist_ok=True)
-    stem = results_dir / f"{now.strftime('%Y-%m-%d_%H%M%SZ')}_{commit}_ab_{label}{'_sim' if simulated else ''}"
+    # ..._ab.{json,md}: the names ci/gpu.sh collects
+    stem = results_dir / f"{now.strftime('%Y-%m-%d_%H%M%SZ')}_{commit}_vs_{label}{'_sim' if simulated else ''}_ab"
     gpu = facts.get("gpu")
     lines = [f"A/B {now.strftime('%Y-%m-%d %H:%M:%SZ')}: head = commit {commit} ({infos['head'].get('module')}), "
              f"base = {label} ({infos['base'].get('module')})",
@@ -199,8 +202,8 @@ def main():
         {"base": label, "base_python": base_python, "commit": commit, "infos": infos, "facts": facts,
          "alternations": alternations, "note": note, "params": p, "series": series, "trials": trial_log,
          "rows": derived, "slower": slower}, indent=1, default=str) + "\n")
-    Path(f"{stem}.txt").write_text("\n".join(lines) + "\n")
-    log(f"wrote {stem}.json and .txt")
+    Path(f"{stem}.md").write_text("\n".join(lines) + "\n")
+    log(f"wrote {stem}.json and .md")
     print("\n".join(lines))
     return 1 if slower else 0
 

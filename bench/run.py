@@ -814,6 +814,8 @@ def main():
     series, trial_log, note = interleave(arms, p, deadline - mem_reserve - deadlock_reserve - 3,
                                          min(p["min_alternations"], max_alt), max_alt, p["watchdog"] + 60)
     alternations = max((len(v) for a in series.values() for v in a.values()), default=0)
+    if note is None and alternations < 15:
+        note = f"only {alternations} alternations (fewer than 15): intervals are wider"
 
     deadlock = "not measured (no upstream)"
     if "upstream" in arms:
