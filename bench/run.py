@@ -531,6 +531,8 @@ PART_NOTES = {
     "handle + rest": "no C++ entry figure in this run: C++ layer and Cython glue together, by difference: can shrink",
     "driver": "the raw program's own loop: stays",
     "(hit row, without its calls)": "for comparison, not a stage: checksum, cache lookup, Buffer, close, no driver",
+    "(Buffer.from_handle + close, without its calls)": "for comparison, not a stage: checks, a Buffer over a "
+                                                       "borrowed handle box (one C++ allocation), no driver",
 }
 
 
@@ -560,6 +562,9 @@ def breakdowns(series, p):
             else:
                 d["handle + rest"] = o - a0 - r
             d.update({"driver": r, "ours": o})
+            fh = at(ours, "probe:from_handle_close", i)
+            if fh is not None:
+                d["(Buffer.from_handle + close, without its calls)"] = (fh - tm) - 2 * call
             parts.append(d)
         out[f"allocate+close {fmt_size(size)}"] = _med_parts(parts)
     parts = []
