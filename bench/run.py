@@ -758,7 +758,7 @@ def main():
     ap.add_argument("--cuda-home", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
     ap.add_argument("--results-dir", default=str(REPO / "build" / "bench" / "results"),
                     help="where the .json/.md go (default build/bench/results; H200 runs are committed in bench/results)")
-    ap.add_argument("--no-raw", action="store_true", help="skip the raw driver program")
+    ap.add_argument("--no-raw", action="store_true", help="skip the two C++ programs (raw driver, C++ entry points)")
     args = ap.parse_args()
     started = time.monotonic()
     profile = "quick" if args.quick else "full"
