@@ -589,10 +589,10 @@ def breakdowns(series, p):
 
 
 def cell(sp, fmt=fmt_time):
-    """'1.23 us (IQR 0.05)' for a stats.spread result."""
+    """'1.23 us (IQR 0.050 us)' for a stats.spread result."""
     if not sp:
         return "-"
-    return f"{fmt(sp['median'])} ±{fmt(sp['iqr'] / 2)}"
+    return f"{fmt(sp['median'])} (IQR {fmt(sp['iqr'])})"
 
 
 def rate_cell(sp, n):
@@ -621,7 +621,7 @@ def report(meta, rows, threads, targets, bd, deadlock, memory):
             f"raw driver: {meta['raw_desc']}",
             f"C++ entry points alone: {meta['cpp_desc']}",
             f"{meta['alternations']} alternations of {', '.join(meta['arms'])} (order rotated; each trial a fresh "
-            f"process); figures: median over alternations ± half the IQR; ratios: ratio of medians "
+            f"process); figures: median over alternations (IQR: q3 - q1 over alternations); ratios: ratio of medians "
             f"[paired bootstrap 95% interval]; A/A = ours again / ours"]
     if meta.get("note"):
         head.append(f"NOTE: {meta['note']}")
