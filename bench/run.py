@@ -413,6 +413,7 @@ def interleave(arms, p, deadline, min_alt, max_alt, timeout):
     trial_log = []
     note = None
     alt_times = []
+    ipc_failures, dropped = {}, []
     while len(alt_times) < max_alt:
         est = statistics.median(alt_times) if alt_times else 0.0
         if time.monotonic() + est > deadline:
@@ -430,8 +431,20 @@ def interleave(arms, p, deadline, min_alt, max_alt, timeout):
             trial_log.append({"alternation": i, "arm": a, "seconds": round(secs, 2), "errors": errors[:4]})
             if errors:
                 log(f"alternation {i + 1} {a}: {errors[0][:200]}")
+            # an arm whose IPC child hangs twice (its watchdog each time) keeps only its in-process rows
+            if any(e.startswith("IPC child ended early") for e in errors):
+                ipc_failures[a] = ipc_failures.get(a, 0) + 1
+                if ipc_failures[a] == 2 and arms[a]["kind"] not in ("raw", "cpp"):
+                    argv = list(arms[a].get("argv") or trial_args(p, arms[a]["kind"]))
+                    argv[argv.index("--rows") + 1] = "alloc,probes"
+                    arms[a] = dict(arms[a], argv=argv)
+                    dropped.append(a)
+                    log(f"{a}: its IPC child ended early twice; from now on its trials skip the IPC rows")
         alt_times.append(time.monotonic() - t0)
         log(f"alternation {i + 1}: {' '.join(order)} ({alt_times[-1]:.1f} s)")
+    if dropped:
+        note = ((note + "; ") if note else "") + (f"the IPC rows of {', '.join(dropped)} stopped after its IPC "
+                                                  "child ended early twice (see the trials' errors in the JSON)")
     series = {}
     for a in names:
         keys = sorted({k for t in raw_series[a] for k in t})
