@@ -12,8 +12,6 @@ from setuptools import Extension, find_namespace_packages, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
-# CUDA_CORE_TESTING_BUILD=1: the testing build (cpp/testing_switches.hpp), with its own build tree.
-TESTING_BUILD = os.environ.get("CUDA_CORE_TESTING_BUILD") == "1"
 
 
 def cuda_include_dir() -> str:
@@ -81,8 +79,7 @@ def extensions():
         extra = {}
         if name == "cuda.core._resource_handles":   # the ONE module that links the C++ core
             sources += cpp_sources
-            extra = dict(libraries=["dl"],
-                         define_macros=[("CUDA_CORE_TESTING_BUILD", "1")] if TESTING_BUILD else [])
+            extra = dict(libraries=["dl"])
         exts.append(Extension(name, sources=sources, **common, **extra))
     return cythonize(
         exts,
@@ -101,5 +98,4 @@ setup(
     ext_modules=extensions(),
     cmdclass={"build_ext": ParallelBuildExt},
     zip_safe=False,
-    options={"build": {"build_base": "build/setuptools-testing"}} if TESTING_BUILD else {},
 )

@@ -1,103 +1,211 @@
-"""A/B of two builds of this package in one run: the code before a change (base)
-against the tree under test (head), same machine, same session.
+#!/usr/bin/env python3
+"""The regression gate: this tree (head) against a base commit, interleaved, with an A/A beside it.
 
-    python3 bench/ab.py --base-python PY_A --head-python PY_B [--reps 3] [--results-dir DIR]
+    python3 bench/ab.py --base <commit> [--head-python PY] [--budget SECONDS] [--quick]
+    python3 bench/ab.py --base-python PY [--base-label NAME] [--head-python PY] ...   (a base built elsewhere)
 
-Each interpreter must import one build of this package as `cuda.core`. Both run
-bench/worker.py from THIS tree (public API only), alternating base/head then
-head/base per repetition so that drift in the machine's speed falls on both:
-`alloc` (allocate+close at 64 B, 1 MiB, 64 MiB) and `ipc` (import+close miss,
-hit, and 1,024 distinct descriptors on one thread). A row's figure is the median
-over repetitions of each run's median; head/base <= 1.05 reads "no slowdown"
-(one run's spread on the H200 is a few percent), above it "SLOWER". The table
-is printed last and saved as <results dir>/<UTC date>_<commit>_ab.{json,md}.
-Informational: the exit code is 0 unless a worker failed.
+* --base <commit>: `git archive <commit>` is unpacked into build/ab/<commit>/src
+  and installed with `pip install --no-build-isolation --no-deps --no-index
+  --target build/ab/<commit>/site` by the head interpreter's own python (no
+  network needed: its setuptools and Cython build it); build/ab/<commit>/python
+  runs that interpreter with the base first on PYTHONPATH. A finished build is
+  reused. --head-python (default: this interpreter) must import this tree's
+  build as cuda.core; each one's import path is checked before anything runs.
+* Arms: base, head, head again (the A/A), one fresh bench/worker.py trial each
+  per alternation, the order rotated, >= 15 alternations unless --budget
+  forbids (the header then says so). Rows: allocate+close (3 sizes), import
+  miss, cache hit, 1,024 distinct at T=1, the batch rows, T=4 and T=16.
+* Each row: head/base as a ratio of medians over alternations with a paired
+  bootstrap 95% interval; A/A = head again / head with its interval; verdict
+  "slower" only when the interval of head/base lies above 1.0 and head/base is
+  further from 1.0 than the A/A reaches, "faster" likewise, else "same".
+* Output: <results dir>/<UTC date>_<HHMMSS>Z_<head commit>_vs_<base>[_sim]_ab.{json,md}
+  (default bench/results on a real driver, build/bench/results on the
+  simulator); the table is printed last. Exit code: 0 no row slower, 1 at
+  least one row "slower", 2 the harness could not run.
 """
 import argparse
+import datetime
 import json
-import statistics
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import REPO, fmt_size, fmt_time, git_commit, log, run_worker, table  # noqa: E402
+import stats  # noqa: E402
+from run import (PROFILES, REPO, SIZES, describe, fmt_ratio, fmt_size, fmt_time, git_commit, interleave,  # noqa: E402
+                 log, machine_facts, run_worker, table)
 
-SIZES = (64, 1 << 20, 64 << 20)
-ALLOC_ARGS = ["--sizes", ",".join(map(str, SIZES)), "--iters", "5000", "--warmup", "500"]
-IPC_ARGS = ["--ipc-size", str(1 << 20), "--ipc-iters", "2000", "--ipc-warmup", "100", "--hit-iters", "5000",
-            "--threads", "1", "--thread-imports", "1024", "--thread-rounds", "5", "--children", "1",
-            "--batch-rounds", "0", "--thread-extras", "0", "--budget", "30"]
+AB_THREADS = [1, 4, 16]
 
 
-def rows_of(alloc, ipc):
-    """{row name: ns} from one alloc and one ipc worker result."""
-    out = {}
-    for size in SIZES:
-        out[f"allocate+close {fmt_size(size)}"] = ((alloc.get("alloc") or {}).get(str(size)) or {}).get("median_ns")
-    out["ipc import+close, miss (1 MiB)"] = (ipc.get("ipc_import_miss") or {}).get("median_ns")
-    out["ipc import+close, hit"] = (ipc.get("ipc_import_hit") or {}).get("median_ns")
-    t1 = (ipc.get("ipc_threads") or {}).get("1") or {}
-    out["1,024 distinct descriptors, T=1 (wall)"] = t1.get("wall_median_ns")
-    return out
+def ab_trial_args(p):
+    """Worker trial arguments for both builds (public API rows; the batch ones only where the build has them)."""
+    return ["--rows", "alloc,ipc", "--sizes", ",".join(map(str, SIZES)), "--iters", str(p["iters"]),
+            "--warmup", str(p["warmup"]), "--ipc-size", str(p["ipc_size"]), "--ipc-iters", str(p["ipc_iters"]),
+            "--ipc-warmup", str(p["ipc_warmup"]), "--hit-iters", str(p["hit_iters"]),
+            "--threads", ",".join(map(str, AB_THREADS)), "--thread-modes", "loop,batch",
+            "--thread-imports", str(p["thread_imports"]), "--thread-rounds", str(p["thread_rounds"]),
+            "--batch-rounds", str(p["batch_rounds"]), "--budget", str(p["watchdog"])]
+
+
+def ab_rows(p):
+    n = p["thread_imports"]
+    rows = [(f"allocate+close {fmt_size(s)}", f"alloc:{s}") for s in SIZES]
+    rows += [(f"ipc import+close, miss ({fmt_size(p['ipc_size'])})", "miss"), ("ipc import+close, hit", "hit"),
+             (f"{n:,} distinct, T=1 (wall)", "threads:loop:1"),
+             (f"batch of {n:,}, from_ipc_descriptor loop, import per descriptor", "batch:loop:import"),
+             (f"batch of {n:,}, from_ipc_descriptors, import per descriptor", "batch:api:import")]
+    for t in AB_THREADS[1:]:
+        rows += [(f"{n:,} distinct, T={t} loop (wall)", f"threads:loop:{t}"),
+                 (f"{n:,} distinct, T={t} one batch call per thread (wall)", f"threads:batch:{t}")]
+    return rows
+
+
+def real_interpreter(python):
+    """sys.executable of `python` (a wrapper script such as ci/gpu.sh's build/gpupy resolves to the interpreter)."""
+    out = subprocess.run([python, "-c", "import sys; print(sys.executable)"], capture_output=True, text=True,
+                         timeout=60)
+    return out.stdout.strip() or python
+
+
+# Builds the base commit into build/ab/<short>/site (reused when complete); returns (python wrapper, label) or raises.
+def build_base(commit, head_python):
+    rev = subprocess.run(["git", "rev-parse", "--verify", f"{commit}^{{commit}}"], cwd=str(REPO),
+                         capture_output=True, text=True)
+    if rev.returncode != 0:
+        raise RuntimeError(f"{commit} is not a commit of this repository: {rev.stderr.strip()}")
+    full = rev.stdout.strip()
+    short = full[:10]
+    root = REPO / "build" / "ab" / short
+    site, src, wrapper = root / "site", root / "src", root / "python"
+    real = real_interpreter(head_python)
+    if not (site / ".built").exists():
+        subprocess.run(["rm", "-rf", str(root)], check=True)
+        src.mkdir(parents=True)
+        log(f"base {short}: git archive -> {src.relative_to(REPO)}")
+        archive = subprocess.Popen(["git", "archive", full], cwd=str(REPO), stdout=subprocess.PIPE)
+        subprocess.run(["tar", "-x", "-C", str(src)], stdin=archive.stdout, check=True)
+        if archive.wait() != 0:
+            raise RuntimeError("git archive failed")
+        t0 = time.monotonic()
+        log(f"base {short}: building into {site.relative_to(REPO)} with {real}")
+        env = dict(os.environ, CUDA_CORE_BUILD_JOBS=str(os.cpu_count() or 2))
+        env.pop("PYTHONPATH", None)
+        proc = subprocess.run([real, "-m", "pip", "install", "-q", "--disable-pip-version-check", "--no-build-isolation",
+                               "--no-deps", "--no-index", "--target", str(site), str(src)],
+                              capture_output=True, text=True, env=env)
+        if proc.returncode != 0:
+            raise RuntimeError(f"base build failed: {(proc.stdout + proc.stderr)[-1500:]}")
+        (site / ".built").write_text(f"{full}\n")
+        log(f"base {short}: built in {time.monotonic() - t0:.0f} s")
+    wrapper.write_text(f"#!/usr/bin/env bash\nexport PYTHONPATH={site}\nexec {real} \"$@\"\n")
+    wrapper.chmod(0o755)
+    return str(wrapper), full[:7], str(site)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--base-python", required=True)
-    ap.add_argument("--head-python", required=True)
-    ap.add_argument("--base-label", default="base")
-    ap.add_argument("--reps", type=int, default=3)
-    ap.add_argument("--results-dir", default=str(REPO / "build" / "bench" / "results"))
+    ap.add_argument("--base", help="the base commit (built here from git archive)")
+    ap.add_argument("--base-python", help="instead of --base: an interpreter importing the base build")
+    ap.add_argument("--base-label", default=None, help="the base's name in the output (default: the commit)")
+    ap.add_argument("--head-python", default=sys.executable, help="interpreter importing this tree's build")
+    ap.add_argument("--quick", action="store_true", help="small trials (a smoke test; numbers mean nothing)")
+    ap.add_argument("--budget", type=float, default=None, help="seconds for the alternations (default 300; quick 90)")
+    ap.add_argument("--alternations", type=int, default=None, help="at most this many alternations")
+    ap.add_argument("--results-dir", default=None, help="default bench/results (real driver) or build/bench/results")
+    ap.add_argument("--reps", type=int, default=None, help=argparse.SUPPRESS)  # old name of --alternations
     args = ap.parse_args()
     started = time.monotonic()
-    pythons = {"base": args.base_python, "head": args.head_python}
+    if bool(args.base) == bool(args.base_python):
+        ap.error("give exactly one of --base COMMIT and --base-python PY")
+    p = dict(PROFILES["quick" if args.quick else "full"])
+    budget = args.budget if args.budget is not None else (90.0 if args.quick else 300.0)
+    site = None
+    if args.base:
+        try:
+            base_python, label, site = build_base(args.base, args.head_python)
+        except (RuntimeError, subprocess.CalledProcessError, OSError) as exc:
+            print(f"ab: {exc}", file=sys.stderr)
+            return 2
+        label = args.base_label or label
+    else:
+        base_python, label = args.base_python, args.base_label or "base"
+    build_s = time.monotonic() - started
+    pythons = {"base": base_python, "head": args.head_python}
     infos = {k: run_worker(py, "ours", "info", [], 60) for k, py in pythons.items()}
     for k, info in infos.items():
         if info.get("impl") != "ours":
-            print(f"{k}: {pythons[k]} does not import this package: {info}", file=sys.stderr)
-            return 1
-    samples = {"base": [], "head": []}
-    failed = False
-    for rep in range(args.reps):
-        order = ("base", "head") if rep % 2 == 0 else ("head", "base")
-        for k in order:
-            log(f"rep {rep + 1}/{args.reps}: {k}")
-            alloc = run_worker(pythons[k], "ours", "alloc", ALLOC_ARGS, 300)
-            ipc = run_worker(pythons[k], "ours", "ipc", IPC_ARGS, 300)
-            for part, res in (("alloc", alloc), ("ipc", ipc)):
-                if res.get("error"):
-                    failed = True
-                    log(f"{k} {part}: {res['error']} {res.get('stderr_tail', '')[-500:]}")
-            samples[k].append(rows_of(alloc, ipc))
-    names = list(samples["head"][0]) if samples["head"] else []
-    rows, derived = [], {}
-    for name in names:
-        b = [s[name] for s in samples["base"] if s.get(name)]
-        h = [s[name] for s in samples["head"] if s.get(name)]
-        bm = statistics.median(b) if b else None
-        hm = statistics.median(h) if h else None
-        r = hm / bm if bm and hm else None
-        verdict = "-" if r is None else ("no slowdown" if r <= 1.05 else "SLOWER")
-        derived[name] = {"base_ns": bm, "head_ns": hm, "head_over_base": r, "base_runs": b, "head_runs": h,
-                         "verdict": verdict}
-        rows.append([name, fmt_time(bm), fmt_time(hm), "-" if r is None else f"{r:.2f}", verdict])
+            print(f"ab: {k} ({pythons[k]}) does not import this package: {describe(info, 'ours')}", file=sys.stderr)
+            return 2
+    if site and not str(infos["base"].get("module", "")).startswith(site):
+        print(f"ab: the base interpreter imports cuda.core from {infos['base'].get('module')}, not {site}",
+              file=sys.stderr)
+        return 2
+    if infos["base"].get("module") == infos["head"].get("module"):
+        print(f"ab: base and head import the same files ({infos['head'].get('module')})", file=sys.stderr)
+        return 2
+    argv = ab_trial_args(p)
+    arms = {"base": {"kind": "ours", "python": base_python, "argv": argv},
+            "head": {"kind": "ours", "python": args.head_python, "argv": argv},
+            "head_aa": {"kind": "ours", "python": args.head_python, "argv": argv}}
+    facts = machine_facts()
+    max_alt = args.alternations or args.reps or p["max_alternations"]
+    t_alt = time.monotonic()
+    series, trial_log, note = interleave(arms, p, t_alt + budget, min(p["min_alternations"], max_alt), max_alt,
+                                         p["watchdog"] + 60)
+    alternations = max((len(v) for a in series.values() for v in a.values()), default=0)
+    if note is None and alternations < 15:
+        note = f"only {alternations} alternations (fewer than 15): intervals are wider"
+
+    rows, derived, slower = [], [], []
+    for name, key in ab_rows(p):
+        b, h, h2 = (series.get(a, {}).get(key) or [] for a in ("base", "head", "head_aa"))
+        r = stats.ratio_of_medians(h, b)
+        aa = stats.ratio_of_medians(h2, h)
+        v = stats.verdict(r, aa)
+        if v == "slower":
+            slower.append(name)
+        sb, sh = stats.spread(b), stats.spread(h)
+        derived.append({"row": name, "metric": key, "base": sb, "head": sh, "head_aa": stats.spread(h2),
+                        "head_over_base": r, "aa": aa, "aa_band": stats.aa_band(aa), "verdict": v})
+        rows.append([name, fmt_time(sb["median"]) if sb else "-", fmt_time(sh["median"]) if sh else "-",
+                     fmt_ratio(r), fmt_ratio(aa), v])
+    simulated = bool(infos["head"].get("simulated"))
+    now = datetime.datetime.now(datetime.timezone.utc)
     commit = git_commit()
-    stamp = time.strftime("%Y-%m-%d", time.gmtime())
-    lines = [f"A/B, one run {time.strftime('%Y-%m-%d %H:%M:%SZ', time.gmtime())}: base = {args.base_label} "
-             f"({infos['base'].get('module')}), head = commit {commit} ({infos['head'].get('module')}); "
-             f"driver {infos['head'].get('driver')}; {args.reps} alternating repetitions, median of per-run medians",
-             ""]
-    lines += table(rows, ["row (median per op)", "base", "head", "head/base", "verdict"], ["l", "r", "r", "r", "l"])
-    lines.append(f"total {time.monotonic() - started:.0f} s")
-    out_dir = Path(args.results_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    stem = out_dir / f"{stamp}_{commit}_ab"
-    stem.with_suffix(".json").write_text(json.dumps({"base": args.base_label, "commit": commit, "infos": infos,
-                                                     "samples": samples, "derived": derived}, indent=1) + "\n")
-    stem.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    results_dir = Path(args.results_dir or (REPO / "build" / "bench" / "results" if simulated
+                                            else REPO / "bench" / "results"))
+    results_dir.mkdir(parents=True, exist_ok=True)
+    # ..._ab.{json,md}: the names ci/gpu.sh collects
+    stem = results_dir / f"{now.strftime('%Y-%m-%d_%H%M%SZ')}_{commit}_vs_{label}{'_sim' if simulated else ''}_ab"
+    gpu = facts.get("gpu")
+    lines = [f"A/B {now.strftime('%Y-%m-%d %H:%M:%SZ')}: head = commit {commit} ({infos['head'].get('module')}), "
+             f"base = {label} ({infos['base'].get('module')})",
+             f"driver: {'SIMULATED ' if simulated else ''}{infos['head'].get('driver')}; GPU: "
+             + (", ".join(f"{k} {v}" for k, v in gpu.items()) if isinstance(gpu, dict) else str(gpu)),
+             f"CPU: {facts['cpu_model']} x {facts['cpus']}, governor {facts['cpu_governor']}, load average "
+             f"{' '.join(f'{x:.2f}' for x in facts['loadavg'])}",
+             f"{alternations} alternations of base, head, head again (A/A), order rotated, each a fresh process; "
+             f"ratio of medians [paired bootstrap 95%]; verdict against the A/A band"]
+    if note:
+        lines.append(f"NOTE: {note}")
+    lines.append("")
+    lines += table(rows, ["row (median per op)", "base", "head", "head/base", "A/A", "verdict"],
+                   ["l", "r", "r", "r", "r", "l"])
+    lines += ["", (f"gate: {len(slower)} row(s) slower: {', '.join(slower)}" if slower else
+                   "gate: no row slower than the A/A allows"),
+              f"total {time.monotonic() - started:.0f} s (base build {build_s:.0f} s)"]
+    Path(f"{stem}.json").write_text(json.dumps(
+        {"base": label, "base_python": base_python, "commit": commit, "infos": infos, "facts": facts,
+         "alternations": alternations, "note": note, "params": p, "series": series, "trials": trial_log,
+         "rows": derived, "slower": slower}, indent=1, default=str) + "\n")
+    Path(f"{stem}.md").write_text("\n".join(lines) + "\n")
+    log(f"wrote {stem}.json and .md")
     print("\n".join(lines))
-    return 1 if failed else 0
+    return 1 if slower else 0
 
 
 if __name__ == "__main__":

@@ -1,33 +1,30 @@
 """One benchmark measurement against whatever ``cuda.core`` this interpreter imports.
 
-Run by bench/run.py once per interpreter (ours, upstream); prints ONE JSON
-object as the last line of stdout. Public cuda.core API only, so the same
-code times ours and NVIDIA's cuda.core.
+Run by bench/run.py and bench/ab.py, once per trial; prints ONE JSON object as
+the last line of stdout. Public cuda.core API only (plus ours' private probes,
+skipped where absent), so the same code times ours and NVIDIA's cuda.core.
 
     python worker.py info
-    python worker.py alloc   --sizes 64,1048576 --iters 5000 --warmup 200
-    python worker.py ipc     --ipc-size 1048576 --ipc-iters 2000 --hit-iters 5000 \
-                             --threads 1,2,4,8,16 --thread-imports 512 --thread-rounds 5 --budget 15 \
-                             --batch-rounds 5
-    python worker.py mem     --mem-imports 100000 --mem-size 4096 --budget 120
+    python worker.py trial --rows alloc,probes,ipc --sizes 64,1048576 --iters 2000 --warmup 200 \
+                           --ipc-size 1048576 --ipc-iters 1000 --hit-iters 2000 --threads 1,2,4,8,16 \
+                           --thread-modes loop,batch,gil --thread-imports 1024 --thread-rounds 5 \
+                           --batch-rounds 3 --budget 30
+    python worker.py mem   --mem-imports 100000 --mem-size 4096 --budget 120
 
-``ipc``: this process exports an IPC-enabled pool and one descriptor per
-allocation, then spawns children (multiprocessing "spawn", as users do) that
-receive the pool + descriptors through a Queue and time the imports:
-  * single thread: miss (each iteration imports a descriptor nobody holds,
-    then closes it) and hit (another Buffer of the same descriptor is held,
-    so the import is a cache hit);
-  * one child per T: T threads import + close distinct descriptors; wall time
-    per round, median over rounds. Each child runs under a faulthandler
-    watchdog (``--budget`` seconds): a deadlock ends it, is reported as such,
-    and the next T runs in a fresh child;
-  * batch: the first --thread-imports descriptors imported all at once, then
-    all closed: a Python loop of from_ipc_descriptor, and Buffer.from_ipc_descriptors when
-    the package has it ("not implemented" otherwise).
+``trial``: in this (fresh) process, the median per-op time of allocate+close
+per size and, for ours, the stage probes (a no-op Cython call, allocate(0) +
+close, Buffer.from_handle + close, a GIL round trip); then this process
+exports --thread-imports allocations of an IPC pool and ONE spawned child
+(multiprocessing "spawn"; pool + descriptors through a Queue, as users do)
+times: the import miss (each import of a descriptor the child does not hold),
+the cache hit (another Buffer of the same descriptor held), the thread rows
+per mode and T (wall per round, median of rounds) and the batch phases. The
+child reports stage by stage under a faulthandler watchdog (--budget), so a
+failure or deadlock keeps what was measured before it.
 
 ``mem``: --mem-imports allocations of --mem-size bytes exported; one spawned
 child imports them all and keeps them alive: RSS and tracemalloc bytes per
-live import, then what is left after all are closed (two cycles).
+live import, then what is left after all are closed (three cycles).
 """
 import argparse
 import faulthandler
@@ -86,16 +83,6 @@ def _impl_info():
     return info
 
 
-def _stats(samples):
-    """Median/p10/p90/mean of a list of nanosecond samples."""
-    if not samples:
-        return {"median_ns": None, "n": 0}
-    s = sorted(samples)
-    n = len(s)
-    return {"median_ns": float(statistics.median(s)), "p10_ns": float(s[int(0.1 * n)]),
-            "p90_ns": float(s[min(n - 1, int(0.9 * n))]), "mean_ns": sum(s) / n, "n": n}
-
-
 def _timer_overhead_ns(n=20000):
     pc = time.perf_counter_ns
     out = []
@@ -114,37 +101,6 @@ def _device():
     return dev
 
 
-# ---------------------------------------------------------------- allocate + close
-
-def bench_alloc(args):
-    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions
-
-    dev = _device()
-    stream = dev.create_stream()
-    sizes = [int(x) for x in args.sizes.split(",")]
-    mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(max_size=max(4 * max(sizes), 1 << 30)))
-    pc = time.perf_counter_ns
-    allocate = mr.allocate
-    out = {}
-    gc.disable()
-    try:
-        for size in sizes:
-            for _ in range(args.warmup):
-                allocate(size, stream=stream).close()
-            samples = [0] * args.iters
-            for i in range(args.iters):
-                t0 = pc()
-                buf = allocate(size, stream=stream)
-                buf.close()
-                samples[i] = pc() - t0
-            out[str(size)] = _stats(samples)
-    finally:
-        gc.enable()
-    stream.sync()
-    mr.close()
-    return {"alloc": out, "timer_overhead_ns": _timer_overhead_ns()}
-
-
 # ---------------------------------------------------------------- IPC children
 
 def _child_setup(q_in, budget):
@@ -155,175 +111,6 @@ def _child_setup(q_in, budget):
     mr = q_in.get()
     descriptors = q_in.get()
     return stream, mr, descriptors
-
-
-def _child_single(q_in, q_out, ipc_warmup, ipc_iters, hit_iters, budget):
-    stream, mr, descriptors = _child_setup(q_in, budget)
-    from cuda.core import Buffer
-
-    pc = time.perf_counter_ns
-    imp = Buffer.from_ipc_descriptor
-    result = {}
-    gc.disable()
-    try:
-        # Miss: each descriptor is imported exactly once, closed right away.
-        k = 0
-        for _ in range(ipc_warmup):
-            imp(mr, descriptors[k], stream=stream).close()
-            k += 1
-        samples = [0] * ipc_iters
-        for i in range(ipc_iters):
-            d = descriptors[k]
-            k += 1
-            t0 = pc()
-            buf = imp(mr, d, stream=stream)
-            buf.close()
-            samples[i] = pc() - t0
-        stream.sync()
-        result["ipc_import_miss"] = _stats(samples)
-    except Exception as exc:  # noqa: BLE001
-        result["ipc_import_miss"] = {"error": f"{type(exc).__name__}: {exc}"}
-    try:
-        # Hit: keep one Buffer of descriptor[last] alive; import it again + close.
-        d = descriptors[-1]
-        held = imp(mr, d, stream=stream)
-        for _ in range(min(ipc_warmup, hit_iters)):
-            imp(mr, d, stream=stream).close()
-        samples = [0] * hit_iters
-        for i in range(hit_iters):
-            t0 = pc()
-            buf = imp(mr, d, stream=stream)
-            buf.close()
-            samples[i] = pc() - t0
-        same = None
-        try:
-            b2 = imp(mr, d, stream=stream)
-            same = b2.handle == held.handle
-            b2.close()
-        except Exception:  # noqa: BLE001
-            pass
-        held.close()
-        stream.sync()
-        result["ipc_import_hit"] = _stats(samples)
-        result["ipc_import_hit"]["same_pointer"] = same
-    except Exception as exc:  # noqa: BLE001
-        result["ipc_import_hit"] = {"error": f"{type(exc).__name__}: {exc}"}
-    finally:
-        gc.enable()
-    result["timer_overhead_ns"] = _timer_overhead_ns()
-    q_out.put(result)
-    faulthandler.cancel_dump_traceback_later()
-
-
-def _child_threads(q_in, q_out, threads, imports, rounds, budget, mode="loop"):
-    """T threads, each its share of the descriptors per round. mode "loop":
-    import + close each (the public single-import API, both packages);
-    "batch": ONE Buffer.from_ipc_descriptors call per thread, then close each
-    (ours only); "gil": no import, one call per descriptor that releases and
-    re-takes the GIL and takes the cache lock (ours' _ipc_cache_size): the
-    floor of one GIL round trip per import at T threads (ours only)."""
-    stream, mr, descriptors = _child_setup(q_in, budget)
-    from cuda.core import Buffer, Device
-
-    per = imports // threads
-    rounds += 1  # + one warm-up round (round 0), not timed
-    starts = [[0] * threads for _ in range(rounds)]
-    ends = [[0] * threads for _ in range(rounds)]
-    errors = []
-    start_gate = threading.Barrier(threads + 1)
-    # Every unmap completes before the next round re-imports the same descriptors.
-    end_gate = threading.Barrier(threads + 1)
-    imp = Buffer.from_ipc_descriptor
-    imp_many = getattr(Buffer, "from_ipc_descriptors", None)
-    if mode == "gil":
-        from cuda.core._resource_handles import _ipc_cache_size as gil_round_trip
-    pc = time.perf_counter_ns
-
-    def work(index):
-        try:
-            Device(0).set_current()
-            mine = descriptors[index * per:(index + 1) * per]
-        except Exception as exc:  # noqa: BLE001
-            errors.append(f"thread {index}: {type(exc).__name__}: {exc}")
-            mine = []
-        for r in range(rounds):
-            start_gate.wait()
-            try:
-                starts[r][index] = pc()
-                if mode == "loop":
-                    for d in mine:
-                        imp(mr, d, stream=stream).close()
-                elif mode == "batch":
-                    for b in imp_many(mr, mine, stream=stream):
-                        b.close()
-                else:
-                    for _ in mine:
-                        gil_round_trip()
-                ends[r][index] = pc()
-            except Exception as exc:  # noqa: BLE001
-                errors.append(f"thread {index} round {r}: {type(exc).__name__}: {exc}")
-            end_gate.wait()
-
-    workers = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(threads)]
-    for w in workers:
-        w.start()
-    for _ in range(rounds):
-        start_gate.wait()
-        end_gate.wait()
-        stream.sync()
-    for w in workers:
-        w.join()
-    walls = [max(ends[r]) - min(starts[r]) for r in range(1, rounds)]  # round 0: untimed warm-up
-    med = float(statistics.median(walls))
-    q_out.put({"imports": per * threads, "rounds": rounds - 1, "wall_median_ns": med, "wall_min_ns": float(min(walls)),
-               "imports_per_s": per * threads * 1e9 / med if med > 0 else None, "errors": errors[:5]})
-    faulthandler.cancel_dump_traceback_later()
-
-
-def _child_batch(q_in, q_out, rounds, budget):
-    """N descriptors imported together, then all closed, per round: one by one
-    (a Python loop of from_ipc_descriptor) and, when the package has it, in one
-    batch call. Import and close are timed separately (wall per round)."""
-    stream, mr, descriptors = _child_setup(q_in, budget)
-    from cuda.core import Buffer
-
-    imp = Buffer.from_ipc_descriptor
-    many = getattr(Buffer, BATCH_API, None)
-    pc = time.perf_counter_ns
-    kinds = {"loop": lambda: [imp(mr, d, stream=stream) for d in descriptors]}
-    if many is not None:
-        kinds["batch"] = lambda: many(mr, descriptors, stream=stream)
-    walls = {k: {"import": [], "close": []} for k in kinds}
-    errors = []
-    for r in range(rounds + 1):  # round 0: untimed warm-up
-        for kind, run in kinds.items():
-            try:
-                t0 = pc()
-                bufs = run()
-                t1 = pc()
-                for b in bufs:
-                    b.close()
-                t2 = pc()
-                stream.sync()  # every unmap done before the next import of the same descriptors
-            except Exception as exc:  # noqa: BLE001
-                errors.append(f"{kind} round {r}: {type(exc).__name__}: {exc}")
-                continue
-            if r:
-                walls[kind]["import"].append(t1 - t0)
-                walls[kind]["close"].append(t2 - t1)
-    n = len(descriptors)
-    out = {"imports": n, "rounds": rounds, "errors": errors[:5]}
-    for kind, w in walls.items():
-        if not w["import"]:
-            continue
-        imp_med, close_med = statistics.median(w["import"]), statistics.median(w["close"])
-        out[kind] = {"import_wall_median_ns": float(imp_med), "close_wall_median_ns": float(close_med),
-                     "import_per_ns": imp_med / n, "close_per_ns": close_med / n,
-                     "import_wall_min_ns": float(min(w["import"]))}
-    if many is None:
-        out["batch"] = {"not_implemented": True}
-    q_out.put(out)
-    faulthandler.cancel_dump_traceback_later()
 
 
 def _rss_bytes():
@@ -421,81 +208,6 @@ def _run_child(ctx, target, payload, args_tuple, budget):
     return {"error": f"child exited with code {proc.exitcode} and no result", "exitcode": proc.exitcode}
 
 
-def bench_ipc(args):
-    import multiprocessing as mp
-
-    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions
-
-    ctx = mp.get_context("spawn")
-    dev = _device()
-    stream = dev.create_stream()
-    threads = [int(t) for t in args.threads.split(",") if t]
-    count = max(args.ipc_warmup + args.ipc_iters + 1, args.thread_imports)
-    granule = -(-args.ipc_size // (2 << 20)) * (2 << 20)
-    mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(max_size=count * granule + (64 << 20), ipc_enabled=True))
-    _ = mr.allocation_handle  # export the pool before any pointer (the real driver requires it)
-    buffers = [mr.allocate(args.ipc_size, stream=stream) for _ in range(count)]
-    stream.sync()
-    descriptors = [b.ipc_descriptor for b in buffers]
-    out = {"ipc_size": args.ipc_size, "descriptors": count}
-    t0 = time.monotonic()
-    single = _run_child(ctx, _child_single, (mr, descriptors),
-                        (args.ipc_warmup, args.ipc_iters, args.hit_iters, args.budget), args.budget)
-    out.update({k: v for k, v in single.items() if k in ("ipc_import_miss", "ipc_import_hit", "timer_overhead_ns")})
-    if "ipc_import_miss" not in single:
-        out["ipc_import_miss"] = out["ipc_import_hit"] = single
-    out["single_child_s"] = round(time.monotonic() - t0, 2)
-    out["ipc_threads"] = {}
-    for t in threads:
-        t0 = time.monotonic()
-        # One child's speed varies up to ~1.6x from process to process on the
-        # H200 VM (same code, same session: bench/README.md, issue 13), so a row
-        # is the median over --children children (each the median of its rounds).
-        runs = []
-        for _ in range(max(1, args.children)):
-            res = _run_child(ctx, _child_threads, (mr, descriptors[:args.thread_imports]),
-                             (t, args.thread_imports, args.thread_rounds, args.budget), args.budget)
-            runs.append(res)
-            if res.get("deadlock") or res.get("error") or not res.get("wall_median_ns"):
-                break
-        ok = [r for r in runs if r.get("wall_median_ns") and not r.get("deadlock") and not r.get("error")]
-        if len(ok) == len(runs) and len(runs) > 1:
-            walls = sorted(r["wall_median_ns"] for r in ok)
-            res = dict(ok[0])
-            res["wall_median_ns"] = float(statistics.median(walls))
-            res["imports_per_s"] = res["imports"] * 1e9 / res["wall_median_ns"]
-            res["child_wall_medians_ns"] = walls
-        res["children"] = len(runs)
-        res["child_s"] = round(time.monotonic() - t0, 2)
-        out["ipc_threads"][str(t)] = res
-        print(f"[worker] T={t}: {json.dumps(res)}", file=sys.stderr, flush=True)
-    # ours only: the same rows with one batch call per thread, and the floor of
-    # one GIL round trip per import at T threads (one child each)
-    from cuda.core import Buffer
-
-    if args.thread_extras and hasattr(Buffer, "from_ipc_descriptors"):
-        for mode in ("batch", "gil"):
-            key = f"ipc_threads_{mode}"
-            out[key] = {}
-            for t in threads:
-                res = _run_child(ctx, _child_threads, (mr, descriptors[:args.thread_imports]),
-                                 (t, args.thread_imports, args.thread_rounds, args.budget, mode), args.budget)
-                out[key][str(t)] = res
-                print(f"[worker] {mode} T={t}: {json.dumps(res)}", file=sys.stderr, flush=True)
-    if args.batch_rounds > 0:
-        t0 = time.monotonic()
-        res = _run_child(ctx, _child_batch, (mr, descriptors[:args.thread_imports]),
-                         (args.batch_rounds, args.budget), args.budget)
-        res["child_s"] = round(time.monotonic() - t0, 2)
-        out["ipc_batch"] = res
-        print(f"[worker] batch: {json.dumps(res)}", file=sys.stderr, flush=True)
-    for b in buffers:
-        b.close()
-    stream.sync()
-    mr.close()
-    return out
-
-
 def bench_memory(args):
     import multiprocessing as mp
 
@@ -522,9 +234,312 @@ def bench_memory(args):
     return {"memory": res}
 
 
+# ---------------------------------------------------------------- one interleaved trial
+
+def _per_op_median(fn, iters, warmup):
+    """Median ns of `fn()` timed one call at a time (a perf_counter_ns pair each, as the rows), GC off."""
+    pc = time.perf_counter_ns
+    for _ in range(warmup):
+        fn()
+    samples = [0] * iters
+    gc.disable()
+    try:
+        for i in range(iters):
+            t0 = pc()
+            fn()
+            samples[i] = pc() - t0
+    finally:
+        gc.enable()
+    return float(statistics.median(samples))
+
+
+def _cpu_calibration_ns(rounds=7, n=20000):
+    """Median ns of a fixed pure-Python loop: this process's CPU speed, to tell a slow
+    process (or a slow machine, between runs) from slow code."""
+    pc = time.perf_counter_ns
+    out = []
+    for _ in range(rounds):
+        t0 = pc()
+        x = 0
+        for i in range(n):
+            x += i & 7
+        out.append(pc() - t0)
+    return float(statistics.median(out))
+
+
+def _trial_probes(mr, stream, iters, warmup):
+    """Ours only: the stages of allocate+close and of an import, each timed alone
+    (bench/README.md, "Breakdown"). Returns {probe: median ns per call}, or {} for upstream."""
+    ours = _ours_private()
+    if ours is None:
+        return {}
+    from cuda.core import Buffer
+
+    out = {}
+    noop = getattr(ours, "_held_lock_count", None)
+    if noop is not None:  # a Python -> Cython call that returns a C int: no lock, no GIL release
+        out["noop_call"] = _per_op_median(noop, iters, warmup)
+    gil = getattr(ours, "_ipc_cache_size", None)
+    if gil is not None:  # a call that releases and re-takes the GIL around one cache lock section
+        out["gil_round_trip"] = _per_op_median(gil, iters, warmup)
+    allocate = mr.allocate
+    # allocate(0): the call, argument checks and a Buffer with no handle; close of it: no free
+    out["alloc0_close"] = _per_op_median(lambda: allocate(0, stream=stream).close(), iters, warmup)
+    held = allocate(64, stream=stream)
+    ptr = int(held.handle)
+    from_handle = Buffer.from_handle
+    # a Buffer over a borrowed (non-owning) handle: call + object + handle box, no driver call
+    out["from_handle_close"] = _per_op_median(lambda: from_handle(ptr, 64).close(), iters, warmup)
+    held.close()
+    return out
+
+
+def _time_threads(mr, descriptors, stream, threads, rounds, mode):
+    """Wall ns per round (median over `rounds`, after one untimed round) of
+    `threads` threads each handling its share of `descriptors`: mode "loop"
+    import + close each; "batch" one Buffer.from_ipc_descriptors call per thread,
+    then close each; "gil" one GIL release/re-take per descriptor, no driver
+    (ours' _ipc_cache_size). Raises on a thread's error."""
+    from cuda.core import Buffer, Device
+
+    per = len(descriptors) // threads
+    total = rounds + 1
+    starts = [[0] * threads for _ in range(total)]
+    ends = [[0] * threads for _ in range(total)]
+    errors = []
+    start_gate = threading.Barrier(threads + 1)
+    end_gate = threading.Barrier(threads + 1)  # every unmap completes before the next round re-imports
+    imp = Buffer.from_ipc_descriptor
+    imp_many = getattr(Buffer, BATCH_API, None)
+    gil_round_trip = getattr(_ours_private(), "_ipc_cache_size", None) if mode == "gil" else None
+    pc = time.perf_counter_ns
+
+    def work(index):
+        try:
+            Device(0).set_current()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"thread {index}: {type(exc).__name__}: {exc}")
+        mine = descriptors[index * per:(index + 1) * per]
+        for r in range(total):
+            start_gate.wait()
+            try:
+                starts[r][index] = pc()
+                if mode == "loop":
+                    for d in mine:
+                        imp(mr, d, stream=stream).close()
+                elif mode == "batch":
+                    for b in imp_many(mr, mine, stream=stream):
+                        b.close()
+                else:
+                    for _ in mine:
+                        gil_round_trip()
+                ends[r][index] = pc()
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"thread {index} round {r}: {type(exc).__name__}: {exc}")
+            end_gate.wait()
+
+    workers = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(threads)]
+    for w in workers:
+        w.start()
+    for _ in range(total):
+        start_gate.wait()
+        end_gate.wait()
+        stream.sync()
+    for w in workers:
+        w.join()
+    if errors:
+        raise RuntimeError("; ".join(errors[:3]))
+    return float(statistics.median(max(ends[r]) - min(starts[r]) for r in range(1, total)))
+
+
+def _child_trial(q_in, q_out, cfg):
+    """The IPC part of one trial, in a spawned child. Sends ("part", key, value)
+    after each stage (so a failure or a deadlock later keeps what was measured),
+    then ("done", None, None). Stages: miss, hit, thread rows per mode and T, batch."""
+    stream, mr, descriptors = _child_setup(q_in, cfg["watchdog"])
+    from cuda.core import Buffer
+
+    def stage(key, fn):
+        try:
+            q_out.put(("part", key, fn()))
+        except Exception as exc:  # noqa: BLE001
+            q_out.put(("part", key, {"error": f"{type(exc).__name__}: {exc}"}))
+
+    imp = Buffer.from_ipc_descriptor
+    n_threads = min(cfg["thread_imports"], len(descriptors))
+    pool = descriptors[:n_threads]
+
+    def miss():
+        # every import is of a descriptor nobody in this process holds; the pool of
+        # descriptors is reused pass after pass, each pass's frees synchronised first
+        it = [0]
+
+        def once():
+            d = descriptors[it[0]]
+            it[0] += 1
+            if it[0] == len(descriptors):
+                it[0] = 0
+                imp(mr, d, stream=stream).close()
+                stream.sync()
+                return
+            imp(mr, d, stream=stream).close()
+
+        value = _per_op_median(once, cfg["ipc_iters"], cfg["ipc_warmup"])
+        stream.sync()
+        return value
+
+    def hit():
+        d = descriptors[-1]
+        held = imp(mr, d, stream=stream)
+        try:
+            return _per_op_median(lambda: imp(mr, d, stream=stream).close(), cfg["hit_iters"], cfg["ipc_warmup"])
+        finally:
+            held.close()
+            stream.sync()
+
+    if cfg["ipc_iters"] > 0:
+        stage("miss", miss)
+    if cfg["hit_iters"] > 0:
+        stage("hit", hit)
+    for mode in cfg["thread_modes"]:
+        if mode == "batch" and not hasattr(Buffer, BATCH_API):
+            continue
+        if mode == "gil" and getattr(_ours_private(), "_ipc_cache_size", None) is None:
+            continue
+        for t in cfg["threads"]:
+            stage(f"threads:{mode}:{t}", lambda: _time_threads(mr, pool, stream, t, cfg["thread_rounds"], mode))
+    if cfg["batch_rounds"] > 0:
+        stage("batch", lambda: _batch_phases(mr, pool, stream, cfg["batch_rounds"]))
+    q_out.put(("done", None, None))
+    faulthandler.cancel_dump_traceback_later()
+
+
+def _batch_phases(mr, descriptors, stream, rounds):
+    """Per descriptor, median over rounds: all imported (a loop of from_ipc_descriptor;
+    Buffer.from_ipc_descriptors when it exists), then all closed, the phases timed apart."""
+    from cuda.core import Buffer
+
+    imp = Buffer.from_ipc_descriptor
+    many = getattr(Buffer, BATCH_API, None)
+    kinds = {"loop": lambda: [imp(mr, d, stream=stream) for d in descriptors]}
+    if many is not None:
+        kinds["api"] = lambda: many(mr, descriptors, stream=stream)
+    pc = time.perf_counter_ns
+    walls = {k: ([], []) for k in kinds}
+    for r in range(rounds + 1):  # round 0: untimed warm-up
+        for kind, run in kinds.items():
+            t0 = pc()
+            bufs = run()
+            t1 = pc()
+            for b in bufs:
+                b.close()
+            t2 = pc()
+            stream.sync()
+            if r:
+                walls[kind][0].append(t1 - t0)
+                walls[kind][1].append(t2 - t1)
+    n = len(descriptors)
+    return {kind: {"import_per_ns": statistics.median(i) / n, "close_per_ns": statistics.median(c) / n}
+            for kind, (i, c) in walls.items()}
+
+
+def _run_child_parts(ctx, target, payload, args_tuple, watchdog):
+    """Like _run_child for a child that reports in parts: {key: value} of every
+    part received, plus "incomplete" (with "deadlock" when the watchdog or the
+    deadline ended it) when "done" never came."""
+    q_in, q_out = ctx.Queue(), ctx.Queue()
+    proc = ctx.Process(target=target, args=(q_in, q_out) + args_tuple, daemon=True)
+    started = time.monotonic()
+    proc.start()
+    for item in payload:
+        q_in.put(item)
+    deadline = started + watchdog + 30
+    parts, done = {}, False
+    while not done:
+        try:
+            kind, key, value = q_out.get(timeout=0.2)
+        except queue_mod.Empty:
+            if not proc.is_alive() or time.monotonic() > deadline:
+                # drain what arrived just before the end
+                try:
+                    while True:
+                        kind, key, value = q_out.get(timeout=0.2)
+                        if kind == "part":
+                            parts[key] = value
+                        else:
+                            done = True
+                except queue_mod.Empty:
+                    pass
+                break
+            continue
+        if kind == "part":
+            parts[key] = value
+        else:
+            done = True
+    proc.join(10)
+    if proc.is_alive():
+        proc.kill()
+        proc.join(5)
+    if not done:
+        elapsed = time.monotonic() - started
+        parts["incomplete"] = {"exitcode": proc.exitcode, "elapsed_s": round(elapsed, 1),
+                               "deadlock": elapsed >= watchdog}
+    return parts
+
+
+def bench_trial(args):
+    """One trial of an interleaved run (bench/run.py): allocate+close per size and
+    ours' stage probes in this process, then the IPC rows in one spawned child."""
+    import multiprocessing as mp
+
+    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions
+
+    rows = set(args.rows.split(","))
+    out = {"timer_ns": _timer_overhead_ns(), "cpu_calibration_ns": _cpu_calibration_ns()}
+    dev = _device()
+    stream = dev.create_stream()
+    if "alloc" in rows or "probes" in rows:
+        sizes = [int(x) for x in args.sizes.split(",")]
+        mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(max_size=max(4 * max(sizes), 1 << 30)))
+        if "alloc" in rows:
+            allocate = mr.allocate
+            out["alloc"] = {str(size): _per_op_median(lambda: allocate(size, stream=stream).close(), args.iters,
+                                                     args.warmup) for size in sizes}
+        if "probes" in rows:
+            try:
+                out["probes"] = _trial_probes(mr, stream, args.iters, args.warmup)
+            except Exception as exc:  # noqa: BLE001
+                out["probes"] = {"error": f"{type(exc).__name__}: {exc}"}
+        stream.sync()
+        mr.close()
+    if "ipc" in rows:
+        ctx = mp.get_context("spawn")
+        count = max(args.thread_imports, 2)
+        granule = -(-args.ipc_size // (2 << 20)) * (2 << 20)
+        mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(max_size=count * granule + (64 << 20),
+                                                                   ipc_enabled=True))
+        _ = mr.allocation_handle  # export the pool before any pointer (the real driver requires it)
+        buffers = [mr.allocate(args.ipc_size, stream=stream) for _ in range(count)]
+        stream.sync()
+        descriptors = [b.ipc_descriptor for b in buffers]
+        cfg = {"watchdog": args.budget, "ipc_iters": args.ipc_iters, "ipc_warmup": args.ipc_warmup,
+               "hit_iters": args.hit_iters, "thread_imports": args.thread_imports,
+               "threads": [int(t) for t in args.threads.split(",") if t],
+               "thread_modes": [m for m in args.thread_modes.split(",") if m],
+               "thread_rounds": args.thread_rounds, "batch_rounds": args.batch_rounds}
+        out["ipc"] = _run_child_parts(ctx, _child_trial, (mr, descriptors), (cfg,), args.budget)
+        for b in buffers:
+            b.close()
+        stream.sync()
+        mr.close()
+    return out
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("mode", choices=("info", "alloc", "ipc", "mem"))
+    p.add_argument("mode", choices=("info", "trial", "mem"))
+    p.add_argument("--rows", default="alloc,probes,ipc", help="trial: which parts (alloc, probes, ipc)")
+    p.add_argument("--thread-modes", default="loop,batch,gil", help="trial: thread-row modes (loop, batch, gil)")
     p.add_argument("--sizes", default="64,1048576,67108864")
     p.add_argument("--iters", type=int, default=5000)
     p.add_argument("--warmup", type=int, default=200)
@@ -535,9 +550,6 @@ def main(argv=None):
     p.add_argument("--threads", default="1,2,4,8,16")
     p.add_argument("--thread-imports", type=int, default=512)
     p.add_argument("--thread-rounds", type=int, default=5)
-    p.add_argument("--children", type=int, default=1, help="spawned children per thread row (median across them)")
-    p.add_argument("--thread-extras", type=int, default=1,
-                   help="ours: also the thread rows with one batch call per thread and the GIL floor (0: skip)")
     p.add_argument("--batch-rounds", type=int, default=5, help="rounds of the batch/loop rows (0: skip)")
     p.add_argument("--mem-imports", type=int, default=100000)
     p.add_argument("--mem-size", type=int, default=4096)
@@ -546,12 +558,10 @@ def main(argv=None):
     result = {"mode": args.mode}
     try:
         result.update(_impl_info())
-        if args.mode == "alloc":
-            result.update(bench_alloc(args))
-        elif args.mode == "ipc":
-            result.update(bench_ipc(args))
-        elif args.mode == "mem":
+        if args.mode == "mem":
             result.update(bench_memory(args))
+        elif args.mode == "trial":
+            result.update(bench_trial(args))
     except Exception as exc:  # noqa: BLE001
         result["error"] = f"{type(exc).__name__}: {exc}"
     sys.stdout.flush()

@@ -93,17 +93,12 @@ private:
 // extent, asked of the driver when needed (deviceptr_size).
 struct IpcImportBox final : StreamOrderedPtrBox {
     const IpcExportBytes key;        // the export bytes it was imported from
-    const std::uint64_t generation;  // its IPC import cache entry's generation; 0: not cached
+    const std::uint64_t generation;  // its IPC import cache entry's generation (> 0)
 
     // An import that owns an IPC cache entry of `generation` (> 0). nullptr on allocation failure.
     static IpcImportBox* create_cached(CUdeviceptr ptr, const MemoryPoolHandle& pool, const StreamHandle& stream,
                                        const IpcExportBytes& key, std::uint64_t generation) noexcept {
         return new (std::nothrow) IpcImportBox(ptr, pool, stream, key, generation);
-    }
-    // An import made without the cache (testing build switches only). nullptr on allocation failure.
-    static IpcImportBox* create_uncached(CUdeviceptr ptr, const MemoryPoolHandle& pool, const StreamHandle& stream,
-                                         const IpcExportBytes& key) noexcept {
-        return new (std::nothrow) IpcImportBox(ptr, pool, stream, key, 0);
     }
 
 private:

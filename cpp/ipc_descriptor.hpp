@@ -24,7 +24,7 @@
 //
 // Why a checksum at all (workaround): the H200's driver 580 dereferences the
 // offset and size fields of the export data unchecked, so a corrupted
-// descriptor segfaults cuMemPoolImportPointer (seen 2026-12-02 with
+// descriptor segfaults cuMemPoolImportPointer (measured with
 // tests/scenarios/descriptor_fuzz_probe.py); the importer refuses a mismatch
 // before calling the driver. Can go when the driver validates export data
 // (not fixed as of 580.159). Depends on nothing but <cuda.h> (for the size).

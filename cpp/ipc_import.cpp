@@ -20,7 +20,6 @@
 #include "deviceptr_box.hpp"
 #include "gil.hpp"
 #include "make_handle.hpp"
-#include "testing_switches.hpp"
 
 namespace cuda_core {
 
@@ -33,7 +32,7 @@ using detail::require_driver;
 
 namespace {
 
-// The stored hash: no re-hash per lookup (issue 13: 5 folds per import+close -> 2).
+// The hash stored in the key: a lookup never re-hashes the 64 bytes.
 struct CacheKeyHash {
     std::size_t operator()(const ImportCacheKey& key) const noexcept { return key.hash; }
 };
@@ -229,49 +228,6 @@ void classify_batch(BatchItem* items, std::size_t n, std::vector<std::size_t>& c
     }
 }
 
-#if defined(CUDA_CORE_TESTING_BUILD)
-
-// Calls cuMemPoolImportPointer with the stream's context current. No lock may be held.
-CUresult import_pointer(const MemoryPoolHandle& pool, const IpcExportBytes& bytes, const StreamHandle& stream,
-                        CUdeviceptr* ptr_out) noexcept {
-    ContextScopeGuard scope(context_for(stream, pool));
-    if (scope.status() != CUDA_SUCCESS) return scope.status();
-    return import_pointer_in_context(pool, bytes, ptr_out);
-}
-
-// Deleter of imports made without the cache (testing build only): the free
-// is the whole release (no cache entry), reported as a plain free.
-void release_uncached_import(const IpcImportBox* box) noexcept {
-    detail::free_and_delete(box, "cuMemFreeAsync");
-}
-
-// Imports without the cache; with the GIL already released by the caller.
-DevicePtrHandle import_uncached(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
-                                const StreamHandle& stream) noexcept {
-    CUdeviceptr ptr = 0;
-    CUresult r = import_pointer(pool, bytes, stream, &ptr);
-    if (r != CUDA_SUCCESS) {
-        return fail<DevicePtrHandle>(r);
-    }
-    return adopt_deviceptr(IpcImportBox::create_uncached(ptr, pool, stream, bytes), ptr, pool, stream,
-                           &release_uncached_import);
-}
-
-// The upstream 1.2.0 order, kept only in the testing build behind
-// CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER so the regression tests can prove they
-// detect it: lock first, then release the GIL inside the lock, so the GIL is
-// re-taken before the lock is dropped. Uses a plain std::mutex (not counted)
-// so the deadlock is real, as upstream's.
-std::mutex legacy_import_mutex;
-DevicePtrHandle import_with_legacy_order(const MemoryPoolHandle& pool, const IpcExportBytes& bytes,
-                                         const StreamHandle& stream) noexcept NO_THREAD_SAFETY_ANALYSIS {
-    std::lock_guard<std::mutex> lock(legacy_import_mutex);
-    GILReleaseGuard gil;
-    return import_uncached(pool, bytes, stream);
-}
-
-#endif  // CUDA_CORE_TESTING_BUILD
-
 }  // namespace
 
 // Owns nothing: hashes (kind, scope, bytes) eight bytes at a time in host
@@ -353,13 +309,6 @@ DevicePtrHandle deviceptr_import_ipc(const MemoryPoolHandle& pool, const IpcExpo
     if (!pool || !stream) {
         return fail<DevicePtrHandle>(CUDA_ERROR_INVALID_VALUE);
     }
-#if defined(CUDA_CORE_TESTING_BUILD)
-    if (testing_legacy_import_order()) return import_with_legacy_order(pool, bytes, stream);
-    if (testing_ipc_cache_disabled()) {
-        GILReleaseGuard gil;
-        return import_uncached(pool, bytes, stream);
-    }
-#endif
     const ImportCacheKey key = pool_key(pool->pool, bytes);
     std::uint64_t generation = 0;
     // A live hit found without waiting is returned still attached (no GIL round
@@ -388,15 +337,6 @@ void deviceptr_import_ipc_batch(const MemoryPoolHandle& pool, const IpcExportByt
         return fail_all(r);
     }
     if (!pool || !stream) return fail_all(CUDA_ERROR_INVALID_VALUE);
-#if defined(CUDA_CORE_TESTING_BUILD)
-    if (testing_legacy_import_order() || testing_ipc_cache_disabled()) {
-        for (std::size_t i = 0; i < n; ++i) {  // the switches' own single path, key by key
-            out[i] = deviceptr_import_ipc(pool, keys[i], stream);
-            if (!out[i]) errors[i] = take_last_error();
-        }
-        return;
-    }
-#endif
     std::vector<BatchItem> items;
     std::vector<std::size_t> claimants;
     try {

@@ -10,7 +10,6 @@
 //   memory.hpp          pools and device-pointer handles (allocations, borrowed memory)
 //   ipc_import.hpp      deviceptr_import_ipc and the IPC import cache (shared with vmm_import_ipc)
 //   vmm.hpp             virtual memory management mappings and their IPC over POSIX fds
-//   testing_switches.hpp  the legacy-order / cache-off switches (testing build only)
 //   module.hpp          loaded code (CUlibrary), kernels, launches
 //   nvrtc.hpp           NVRTC loaded at first use, the program handle
 //
@@ -30,6 +29,5 @@
 #include "memory.hpp"
 #include "module.hpp"
 #include "nvrtc.hpp"
-#include "testing_switches.hpp"
 #include "thread_safety.hpp"
 #include "vmm.hpp"

@@ -5,7 +5,7 @@ import uuid
 
 import pytest
 
-from api_helpers import expect_raises, host_bytes, require_pools
+from helpers.api_helpers import expect_raises, host_bytes, require_pools
 
 
 def test_device_singleton_pickling_and_dunder(device):

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from conftest import run_python
+from helpers import run_python
 
 pytestmark = pytest.mark.no_driver_ok
 

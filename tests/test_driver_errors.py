@@ -1,4 +1,4 @@
-"""What cuda.core says when the driver cannot be used (issue 14 item 6): every
+"""What cuda.core says when the driver cannot be used: every
 CUresult of cuda.h is named even with no driver loaded, a stub libcuda
 (CUDA_ERROR_STUB_LIBRARY) is named as such, and an empty
 CUDA_CORE_DRIVER_LIBRARY is reported as an empty variable (an error: it is
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DRIVER_SIMULATED, run_python
+from helpers import DRIVER_SIMULATED, run_python
 
 NO_DRIVER = {"CUDA_CORE_DRIVER_LIBRARY": "/nonexistent/libcuda.so.1"}
 

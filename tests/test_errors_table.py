@@ -5,9 +5,9 @@ import uuid
 
 import pytest
 
-from api_helpers import child_error_rows, expect_raises, require_pinned_ipc, require_pools, run_child, \
+from helpers.api_helpers import child_error_rows, expect_raises, require_pinned_ipc, require_pools, run_child, \
     tweak_descriptor
-from conftest import open_fd_count
+from helpers import open_fd_count
 
 
 @pytest.fixture
@@ -88,7 +88,7 @@ def _check_child_rows(rows, kind):
     assert rows["valid_is_mapped"] == ("ok", True)
     assert rows["valid_size"] == ("ok", 4096)
     assert rows["device_id"] == ("ok", -1 if kind == "pinned" else 0)
-    from api_helpers import record_hostile
+    from helpers.api_helpers import record_hostile
 
     for key in ("allocate_mapped", "oversize", "foreign"):
         record_hostile(f"error table: child ({kind})", rows[key][0])

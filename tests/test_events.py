@@ -3,7 +3,7 @@ import pickle
 
 import pytest
 
-from api_helpers import expect_raises
+from helpers.api_helpers import expect_raises
 
 
 def test_event_options_and_flags(device, stream):

@@ -11,9 +11,9 @@ import time
 
 import pytest
 
-from api_helpers import HOSTILE, child_fuzz_import, expect_raises, hostile_summary, hostile_total, \
+from helpers.api_helpers import HOSTILE, child_fuzz_import, expect_raises, hostile_summary, hostile_total, \
     merge_hostile, record_hostile, require_pinned_ipc, run_child, tweak_descriptor
-from conftest import assert_no_new_fds, open_lazy_process_fds, open_fd_count, open_fd_targets, run_python
+from helpers import assert_no_new_fds, open_lazy_process_fds, open_fd_count, open_fd_targets, run_python
 
 SEED = 20240611
 
@@ -218,7 +218,7 @@ def test_wrong_types_for_every_argument(device, stream, ipc_mr):
 def test_closed_resources_everywhere(device, stream):
     from cuda.core import Buffer, DeviceMemoryResource, DeviceMemoryResourceOptions, PinnedMemoryResource, \
         PinnedMemoryResourceOptions
-    from api_helpers import require_pools
+    from helpers.api_helpers import require_pools
 
     require_pools(device)
     live = DeviceMemoryResource(device, DeviceMemoryResourceOptions(ipc_enabled=True, max_size=1 << 20))
@@ -276,7 +276,7 @@ def test_use_after_close_from_another_thread(device, stream):
     """One thread closes resources while others use them: only RuntimeError
     (closed) or CUDAError, never a crash, and the survivors stay usable."""
     from cuda.core import CUDAError, DeviceMemoryResource, DeviceMemoryResourceOptions, EventOptions
-    from api_helpers import require_pools
+    from helpers.api_helpers import require_pools
 
     require_pools(device)
     open_lazy_process_fds(device)
@@ -434,7 +434,7 @@ EXPORTER_EXITED_SCRIPT = textwrap.dedent("""
 def test_importer_whose_exporter_already_exited(tmp_path, device, mode):
     import json
 
-    from api_helpers import require_pools
+    from helpers.api_helpers import require_pools
 
     require_pools(device)
     script = tmp_path / "exporter_exited.py"

@@ -4,7 +4,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from api_helpers import expect_raises
+from helpers.api_helpers import expect_raises
 
 
 class ForeignStream:

@@ -1,4 +1,4 @@
-"""Buffer.from_ipc_descriptors: many descriptors imported in one call (issue 13,
+"""Buffer.from_ipc_descriptors: many descriptors imported in one call (see
 bench/BATCH_IMPORT.md). Each test exports from this process and imports in a
 spawned child (the real use: another process's pool). The driver-call counts
 come from the simulator's counters: on a real GPU those assertions are
@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from api_helpers import require_pools, run_child, tweak_descriptor
-from ipc_batch_children import (
+from helpers.api_helpers import require_pools, run_child, tweak_descriptor
+from helpers.ipc_batch_children import (
     child_batch_partial_failure, child_batch_success, child_batch_threads, child_batch_validation,
 )
 

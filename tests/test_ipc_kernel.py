@@ -1,15 +1,15 @@
-"""Issue 17 item 4: a child process imports a buffer over IPC, launches a kernel
+"""A child process imports a buffer over IPC, launches a kernel
 that writes a pattern into it, records an IPC event; the parent waits on that
 event (no device sync) and reads the pattern. The kernel is real CUDA C++
-(tests/kernels.py), compiled by NVRTC in the parent and pickled to the child
+(tests/helpers/kernels.py), compiled by NVRTC in the parent and pickled to the child
 as an ObjectCode; on the simulator a host stand-in of the same name runs it."""
 import multiprocessing as mp
 
 import numpy as np
 import pytest
 
-from api_helpers import _child_trampoline, host_bytes, require_pools
-from kernels import FILL_NAME, compile_fill, expected_fill
+from helpers.api_helpers import _child_trampoline, host_bytes, require_pools
+from helpers.kernels import FILL_NAME, compile_fill, expected_fill
 
 pytestmark = pytest.mark.ours_only
 

@@ -1,4 +1,4 @@
-"""Lifetimes a reader found open (issue 12 item 6), decided in DESIGN.md
+"""Lifetimes decided in DESIGN.md
 ("The registry", "Which stream frees a shared import", "A Buffer outlives its
 resource"), tested here on the simulator:
 
@@ -15,8 +15,9 @@ import uuid
 
 import pytest
 
+from helpers import sim_library, stale_accesses
+from helpers.ipc_worker import IpcWorker
 from scenarios.host_copy import read_back
-from scenarios.ipc_worker import IpcWorker, sim_library, stale_accesses
 
 pytestmark = [pytest.mark.ours_only]
 

@@ -5,8 +5,8 @@ import pickle
 
 import pytest
 
-from api_helpers import _child_trampoline, child_roundtrip, host_bytes, require_pinned_ipc, require_pools
-from conftest import assert_no_new_fds, open_lazy_process_fds, open_fd_targets
+from helpers.api_helpers import _child_trampoline, child_roundtrip, host_bytes, require_pinned_ipc, require_pools
+from helpers import assert_no_new_fds, open_lazy_process_fds, open_fd_targets
 
 
 def _roundtrip(device, mr, pinned, nbytes=1 << 16):
@@ -76,7 +76,7 @@ def _child_registry_and_pickle(mr_blob_uuid, mr, descs, pickled_buffers):
 
 @pytest.mark.parametrize("kind", ["device", "pinned"])
 def test_buffer_pickling_via_registered_resource(device, kind):
-    from api_helpers import run_child
+    from helpers.api_helpers import run_child
     from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions, PinnedMemoryResource, \
         PinnedMemoryResourceOptions
 

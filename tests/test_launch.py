@@ -6,8 +6,8 @@ import gc
 import numpy as np
 import pytest
 
-from api_helpers import host_bytes
-from kernels import FILL_NAME, compile_fill, expected_fill
+from helpers.api_helpers import host_bytes
+from helpers.kernels import FILL_NAME, compile_fill, expected_fill
 
 pytestmark = pytest.mark.ours_only
 

@@ -51,7 +51,7 @@ def test_gil_release_guard_precedes_the_cache_lock_in_every_import(source, signa
     text = re.sub(r"//.*", "", (CPP / source).read_text())
     body = text[text.index(signature):]
     body = body[: body.index("\n}\n")]
-    # at the function's top level (4 spaces), not the testing build's nested uncached path
+    # at the function's top level (4 spaces)
     assert "MutexLock" not in body
     assert body.index("\n    GILReleaseGuard gil;") < body.index("detail::import_through_cache(")
     header = re.sub(r"//.*", "", (CPP / "ipc_import.hpp").read_text())
@@ -128,7 +128,7 @@ def test_deleters_are_noexcept():
     expected = {
         "handles.cpp": ("release_context_box", "destroy_stream_box", "destroy_event_box"),
         "memory.cpp": ("destroy_pool_box", "release_pool_allocation"),
-        "ipc_import.cpp": ("release_cached_import", "release_uncached_import"),
+        "ipc_import.cpp": ("release_cached_import",),
     }
     for file, names in expected.items():
         for name in names:
@@ -154,7 +154,7 @@ def test_family_headers_include_only_what_comes_before_them():
     """Headers show the dependency order: a family header includes only headers of
     families listed before it in resource_handles.hpp (never the umbrella)."""
     order = ["thread_safety.hpp", "gil.hpp", "driver.hpp", "error.hpp", "handles.hpp", "ipc_descriptor.hpp",
-             "make_handle.hpp", "memory.hpp", "deviceptr_box.hpp", "ipc_import.hpp", "testing_switches.hpp",
+             "make_handle.hpp", "memory.hpp", "deviceptr_box.hpp", "ipc_import.hpp",
              "module.hpp", "nvrtc.hpp"]
     for i, name in enumerate(order):
         path = CPP / name
@@ -164,26 +164,14 @@ def test_family_headers_include_only_what_comes_before_them():
             assert inc in order[:i], f"{name} includes {inc}, which is not before it"
 
 
-def test_the_switch_code_exists_only_in_the_testing_build():
-    """getenv in the core: the driver loader's CUDA_CORE_DRIVER_LIBRARY, and the testing
-    build's switches inside #if defined(CUDA_CORE_TESTING_BUILD); the legacy order too."""
+def test_the_core_reads_only_the_driver_library_variable():
+    """One build: nothing in the core changes behaviour by environment but the
+    driver loader's CUDA_CORE_DRIVER_LIBRARY (read in driver.cpp only)."""
     for path in core_sources():
-        text = path.read_text()
-        depth, testing_only = 0, []
-        for n, line in enumerate(text.splitlines(), 1):
-            stripped = line.strip()
-            if stripped.startswith("#if"):
-                testing_only.append("CUDA_CORE_TESTING_BUILD" in stripped)
-            elif stripped.startswith("#else") and testing_only:
-                testing_only[-1] = False
-            elif stripped.startswith("#endif") and testing_only:
-                testing_only.pop()
+        for n, line in enumerate(path.read_text().splitlines(), 1):
             code = line.split("//")[0]
-            inside = any(testing_only)
             if "getenv" in code and path.name != "driver.cpp":
-                assert inside, f"{path.name}:{n}: getenv outside the testing build"
-            if re.search(r"CUDA_CORE_TESTING_\w+|legacy_import_mutex|import_with_legacy_order", code):
-                assert inside, f"{path.name}:{n}: testing-only code outside #if defined(CUDA_CORE_TESTING_BUILD)"
+                pytest.fail(f"{path.name}:{n}: getenv outside the driver loader: {line.strip()}")
     driver = (CPP / "driver.cpp").read_text()
     # the only variable: std::getenv(kDriverVariable), kDriverVariable = "CUDA_CORE_DRIVER_LIBRARY"
     read = re.findall(r'getenv\(\s*("?\w+"?)\s*\)', driver)

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from api_helpers import require_pools, run_child
-from conftest import IS_OURS
-from layout_children import child_cache_seen_across_modules
+from helpers.api_helpers import require_pools, run_child
+from helpers import IS_OURS
+from helpers.layout_children import child_cache_seen_across_modules
 
 # cuda-core 1.2.2's __module__ of each public class (read from its wheel's .pyi / .so).
 UPSTREAM_MODULES = {

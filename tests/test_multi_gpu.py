@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from conftest import DRIVER_AVAILABLE, DRIVER_SIMULATED, run_scenario_script
+from helpers import DRIVER_AVAILABLE, DRIVER_SIMULATED, run_scenario_script
 
 
 def _num_devices():

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DRIVER_SIMULATED, SCENARIOS, child_env
+from helpers import DRIVER_SIMULATED, SCENARIOS, child_env
 
 HERE = Path(__file__).resolve().parent
 CHILD = SCENARIOS / "no_crash_calls.py"
@@ -169,7 +169,7 @@ def test_no_call_crashes_with_a_driver_lacking_entry_points(partial_driver):
 @pytest.mark.ours_only
 @pytest.mark.no_driver_ok
 def test_a_driver_lacking_entry_points_is_refused_by_name(partial_driver):
-    from conftest import run_python
+    from helpers import run_python
 
     proc = run_python(["-c", "from cuda.core import Device\ntry:\n    Device()\nexcept Exception as e:\n"
                              "    print(type(e).__name__, e)\n"],

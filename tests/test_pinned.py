@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from api_helpers import expect_raises, host_bytes, require_pinned_ipc, require_pools
+from helpers.api_helpers import expect_raises, host_bytes, require_pinned_ipc, require_pools
 
 
 def test_pinned_basics_and_numpy_sees_the_bytes(device, stream):

@@ -6,8 +6,8 @@ import pickle
 
 import pytest
 
-from conftest import run_python
-from kernels import FILL_NAME, FILL_SOURCE
+from helpers import run_python
+from helpers.kernels import FILL_NAME, FILL_SOURCE
 
 pytestmark = [pytest.mark.no_driver_ok, pytest.mark.ours_only]
 

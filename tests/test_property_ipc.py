@@ -2,7 +2,7 @@
 
 The parent (this process) creates IPC-enabled pools, allocates, writes, exports,
 pickles, registers and closes; a long-lived spawned worker
-(tests/scenarios/ipc_worker.py) imports the pools and buffers and reads, writes
+(tests/helpers/ipc_worker.py) imports the pools and buffers and reads, writes
 and closes them, from several threads and on several streams. A model holds
 what every allocation must contain. Invariants, checked after every step or
 where the step makes them observable:
@@ -46,10 +46,10 @@ from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule, \
     run_state_machine_as_test
 
-from conftest import ROOT
+from helpers import ROOT, sim_library, stale_accesses
+from helpers.ipc_worker import IpcWorker, WorkerError
 from scenarios.fd_snapshot import open_fd_targets
 from scenarios.host_copy import read_back
-from scenarios.ipc_worker import IpcWorker, WorkerError, sim_library, stale_accesses
 
 set_hypothesis_home_dir(str(ROOT / "build" / "hypothesis"))   # its caches go under build/, not the tree
 settings.register_profile("ci", max_examples=80, stateful_step_count=40, deadline=None, derandomize=True,
@@ -546,26 +546,3 @@ def test_regression_reimport_after_closing_a_mapped_pool_with_live_buffers(ipc_w
         mr.close()
     assert status["stale"] == stale0, f"use of unmapped memory in the worker: {status['last_stale']}"
     assert status["ipc_cache"] == 0
-
-
-@pytest.mark.sim_only   # the alias's use of unmapped memory is counted by the simulator
-def test_machine_finds_the_alias_bug_with_the_ipc_cache_off():
-    """The machine can fail: with the worker on the testing build and its IPC
-    import cache switched off (CUDA_CORE_TESTING_DISABLE_IPC_CACHE=1), a second
-    import of a mapped allocation is nvbug 5570902's alias, and the generated
-    sequences must find the use of unmapped memory it leads to."""
-    from hypothesis import Phase
-
-    from conftest import env_on_testing_build
-
-    site = env_on_testing_build()["PYTHONPATH"].split(os.pathsep)[0]
-    w = IpcWorker(env={"CUDA_CORE_TESTING_DISABLE_IPC_CACHE": "1"}, path_first=site).start()
-    try:
-        where, switches = w.call("testing_switches")
-        assert where.startswith(site) and switches["ipc_cache_disabled"], (where, switches)
-        with pytest.raises((AssertionError, WorkerError)) as info:
-            run_machine(w, phases=[Phase.generate, Phase.shrink], max_examples=50, report_multiple_bugs=False)
-    finally:
-        w.stop()
-    text = str(info.value)
-    assert "unmapped memory" in text or "CUDA_ERROR_INVALID_VALUE" in text, text

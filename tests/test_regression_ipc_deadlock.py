@@ -1,14 +1,17 @@
-"""Regression tests for the IPC import deadlock (shared/seeds/000_e40c247c6051e524.txt).
+"""Regression tests for the IPC import deadlock (the bug report's reproducer,
+tests/scenarios/seed_repro.py) and the close/re-import race.
 
 Each scenario runs in a separate interpreter (tests/scenarios/ipc_threads.py)
 whose importing child has a faulthandler watchdog, so a deadlock fails the
 test in bounded time (< 60 s) instead of hanging CI. Only the public cuda.core
-API is used, so the scenarios also run against upstream cuda.core, where they
-report the deadlock (ci/gpu.sh does that on the GPU machine).
+API is used, so the same scenarios run on NVIDIA's cuda-core 1.2.2 (the
+`upstream` tests, CUDA_CORE_UPSTREAM_PYTHON): there they must detect the bugs
+this package fixes, which proves the tests here can fail.
 """
 import pytest
 
-from conftest import DRIVER_SIMULATED, SCENARIOS, run_python, run_scenario_script, env_on_testing_build
+from helpers import DRIVER_SIMULATED, SCENARIOS, run_python, run_scenario_script
+from helpers.upstream import run_upstream_scenario
 
 
 def run_scenario(mode, *extra, env=None, budget=20, timeout=90):
@@ -45,28 +48,50 @@ def test_threads_import_many_distinct_descriptors_and_verify_data():
 
 
 SLOW_IMPORT = {"CUDA_SIM_LATENCY_US": "cuMemPoolImportPointer=50000"}
+# Holds every free open for 100 ms, so that a re-import lands inside the close of
+# the mapping it asks for (on a real driver the window is microseconds).
+SLOW_FREE = {"CUDA_SIM_LATENCY_US": "cuMemFreeAsync=100000"}
 
 
-@pytest.mark.ours_only
-def test_watchdog_detects_the_legacy_lock_order():
-    """Proof the regression test can fail: on the testing build with the upstream
-    order restored (its switch), the same scenario deadlocks and the watchdog
-    reports it in bounded time."""
-    env = env_on_testing_build(CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER="1")
-    if DRIVER_SIMULATED:
-        env.update(SLOW_IMPORT)  # widen the window: deterministic on the simulator
-    outcome, proc = run_scenario("seed", "--threads", 4, env=env, budget=8, timeout=80)
-    assert outcome["outcome"] == "deadlock", outcome
+def run_reimport(env, python=None, rounds=20):
+    args = ("reimport", "--iterations", rounds, "--budget", 40)
+    if python:
+        return run_upstream_scenario(python, "ipc_threads.py", *args, env_extra=env, timeout=120)
+    return run_scenario_script("ipc_threads.py", *args, env_extra=env, timeout=120)
+
+
+@pytest.mark.upstream
+def test_watchdog_fires_on_upstream_1_2_2(upstream_cuda_core):
+    """Proof this file's deadlock tests can fail: the seed scenario on NVIDIA's
+    cuda-core 1.2.2 deadlocks (its import takes a mutex, then releases the GIL
+    inside it) and the watchdog reports it in bounded time. On the simulator,
+    slow imports make the overlap certain."""
+    env = SLOW_IMPORT if DRIVER_SIMULATED else None
+    outcome, proc = run_upstream_scenario(upstream_cuda_core, "ipc_threads.py", "seed", "--threads", 4,
+                                          "--budget", 8, env_extra=env, timeout=80)
+    assert outcome["outcome"] == "deadlock", (outcome, proc.stderr[-4000:])
     assert "Timeout" in proc.stderr and " in seed" in proc.stderr  # faulthandler dumped the stuck importers
 
 
-@pytest.mark.ours_only
-def test_the_shipped_build_ignores_the_legacy_order_variable():
-    """The shipped build has no legacy-order switch: the same run with the
-    variable set completes (the testing build's run above deadlocks)."""
-    env = {"CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER": "1", **(SLOW_IMPORT if DRIVER_SIMULATED else {})}
-    outcome, proc = run_scenario("seed", "--threads", 4, env=env, budget=20)
+def test_reimport_during_a_close_reads_the_data():
+    """A re-import of a descriptor while the close of its previous mapping runs
+    gets a usable mapping, round after round (the cache waits for the free)."""
+    outcome, proc = run_reimport(SLOW_FREE if DRIVER_SIMULATED else None)
     assert outcome["outcome"] == "ok", (outcome, proc.stderr[-4000:])
+    assert outcome["checks"] == 20
+
+
+@pytest.mark.upstream
+@pytest.mark.sim_only   # the simulator's slow free opens the window every round
+def test_reimport_race_is_seen_on_upstream_1_2_2(upstream_cuda_core):
+    """Proof the test above can fail: on NVIDIA's cuda-core 1.2.2 the re-import
+    misses its cache while the old mapping is still being freed, the driver hands
+    back the still-mapped address (nvbug 5570902) and the pending free unmaps it:
+    reading the re-import fails and the simulator counts uses of unmapped memory."""
+    outcome, proc = run_reimport(SLOW_FREE, python=upstream_cuda_core)
+    assert outcome["outcome"] == "race", (outcome, proc.stderr[-4000:])
+    assert outcome["race_count"] > 0 and outcome["sim_stale_accesses"] > 0, outcome
+    assert "CUDA_ERROR_INVALID_VALUE" in outcome["races"][0], outcome
 
 
 @pytest.mark.sim_only

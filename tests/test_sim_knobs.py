@@ -4,7 +4,7 @@ import textwrap
 
 import pytest
 
-from conftest import run_python, run_scenario_script, env_on_testing_build
+from helpers import run_python, run_scenario_script
 
 pytestmark = [pytest.mark.sim_only, pytest.mark.ours_only]
 
@@ -26,22 +26,6 @@ def test_deduplication_prevents_the_alias_unmap():
     assert out.get("probe_error") is None, out
     assert out["second_usable"], out
     assert out.get("close_error") is None, out
-
-
-def test_without_deduplication_the_alias_bug_is_detected():
-    """On the testing build with the cache switched off (its switch), the driver's
-    aliasing bug (nvbug 5570902) breaks the second import: proof the test above can fail."""
-    out, proc = probe("alias", env=env_on_testing_build(CUDA_CORE_TESTING_DISABLE_IPC_CACHE="1"))
-    assert out.get("probe_error") is None, out
-    assert out["same_pointer"]
-    assert not out["second_usable"]
-    assert "CUDA_ERROR_INVALID_VALUE" in out["error"]
-
-
-def test_the_shipped_build_ignores_the_cache_off_variable():
-    out, proc = probe("alias", env={"CUDA_CORE_TESTING_DISABLE_IPC_CACHE": "1"})
-    assert out.get("probe_error") is None, out
-    assert out["second_usable"], out
 
 
 FREE_FAILS = {"CUDA_SIM_FAIL": "cuMemFreeAsync=CUDA_ERROR_INVALID_VALUE@1"}

@@ -7,7 +7,7 @@ import enum
 import numpy as np
 import pytest
 
-from api_helpers import expect_raises, host_bytes
+from helpers.api_helpers import expect_raises, host_bytes
 
 
 @pytest.fixture

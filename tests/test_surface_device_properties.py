@@ -13,7 +13,7 @@ import textwrap
 
 import pytest
 
-from conftest import run_python
+from helpers import run_python
 
 UPSTREAM_ATTRIBUTES = {
     "max_threads_per_block": (1, int),

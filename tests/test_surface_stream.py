@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from api_helpers import expect_raises
+from helpers.api_helpers import expect_raises
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import inspect
 
 import pytest
 
-from api_helpers import expect_raises, require_pools, tweak_descriptor
+from helpers.api_helpers import expect_raises, require_pools, tweak_descriptor
 
 
 # ---------------------------------------------------------------- descriptor payload at import

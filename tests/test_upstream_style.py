@@ -10,8 +10,8 @@ import uuid
 
 import pytest
 
-import upstream_children as kids
-from api_helpers import host_bytes, require_pinned_ipc, require_pools, run_child
+from helpers import upstream_children as kids
+from helpers.api_helpers import host_bytes, require_pinned_ipc, require_pools, run_child
 
 KINDS = ["device", "pinned"]
 
@@ -84,8 +84,8 @@ def test_buffers_as_worker_pool_tasks(device, kind, mr):
 
 
 def test_dropped_from_allocation_handle_result_still_serves_unpickled_buffers(device, kind, mr):
-    """Issue 16 item 5 (seen with upstream-style programs: 'Memory resource <uuid> was
-    not found' in the child): the imported resource stays registered."""
+    """Seen with upstream-style programs: 'Memory resource <uuid> was
+    not found' in the child. The imported resource stays registered."""
     s = device.create_stream()
     bufs = [kids.filled(mr, 0x60 + i, 2048, s) for i in range(2)]
     s.sync()
@@ -99,7 +99,7 @@ def test_dropped_from_allocation_handle_result_still_serves_unpickled_buffers(de
 
 def test_allocation_handle_sent_with_its_resource_stays_open(device, kind, mr):
     """Upstream's test_serialize sends (mr.allocation_handle, mr, ...) as one Process
-    argument tuple. Found on the H200 (2026-12-03): rebuilding the resource closed
+    argument tuple. Found on the H200: rebuilding the resource closed
     the received handle, which pickle had made the SAME object as the caller's
     argument, so the child's next from_allocation_handle raised 'IPCAllocationHandle
     has been closed' instead of the TypeError upstream expects."""

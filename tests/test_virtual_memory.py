@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from api_helpers import host_bytes, run_child
-from conftest import DRIVER_SIMULATED, assert_no_new_fds, open_fd_targets, open_lazy_process_fds, run_python
+from helpers.api_helpers import host_bytes, run_child
+from helpers import DRIVER_SIMULATED, assert_no_new_fds, open_fd_targets, open_lazy_process_fds, run_python
 
 pytestmark = pytest.mark.ours_only  # export_buffer / import_buffer are this package's (beyond 1.2)
 

@@ -72,7 +72,7 @@ SIM_EXPORT CUresult CUDAAPI cuEventElapsedTime(float* pMilliseconds, CUevent hSt
 SIM_EXPORT CUresult CUDAAPI cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) {
     SIM_ENTER(cuIpcGetEventHandle);
     if (!pHandle) return CUDA_ERROR_INVALID_VALUE;
-    // Like the H200's driver 580 (seen 2026-12-02): no current context, no handle.
+    // Like the H200's driver 580: no current context, no handle.
     if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
     Shared lk(S().mu);
     Event* e = find_event(event);

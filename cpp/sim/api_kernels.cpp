@@ -5,7 +5,7 @@
 // an `.entry NAME`; cubin/fatbin: NAME in a string table), and a launch runs a
 // host-side stand-in when one is registered under the kernel's name; any
 // other kernel returns CUDA_ERROR_NOT_SUPPORTED at launch. The stand-ins
-// (README.md) do what the test kernels of tests/kernels.py do on a GPU.
+// (README.md) do what the test kernels of tests/helpers/kernels.py do on a GPU.
 #include "sim_internal.hpp"
 
 namespace cuda_sim {

@@ -227,7 +227,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool* poo
     p->map_len = kHeaderBytes;
     p->hdr = static_cast<ShmHeader*>(m);
     // An imported device pool: its own device has access. An imported host pool:
-    // every device, as observed on the H200 (driver 580.159.04, 2026-12-03):
+    // every device, as observed on the H200 (driver 580.159.04):
     // upstream's test_serialize maps a pinned pool with
     // DeviceMemoryResource.from_allocation_handle (no cuMemPoolSetAccess in the
     // importer) and copies into it on device 0's stream, and the copy succeeds.

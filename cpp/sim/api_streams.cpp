@@ -96,3 +96,15 @@ SIM_EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
     *pctx = ctx_handle(d);
     return CUDA_SUCCESS;
 }
+
+// The simulator has no stream capture (no cuStreamBeginCapture): every stream
+// it knows is not capturing; an unknown stream is an error, as on the driver.
+SIM_EXPORT CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
+    SIM_ENTER(cuStreamIsCapturing);
+    if (!captureStatus) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    int d;
+    CUresult rc = resolve_stream(hStream, &d);
+    if (rc == CUDA_SUCCESS) *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
+    return rc;
+}

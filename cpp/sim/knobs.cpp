@@ -5,7 +5,7 @@ namespace cuda_sim {
 
 const char* const kFnNames[FN_COUNT] = {
 #define SIM_FN_NAME(name) #name,
-    CUDA_CORE_DRIVER_FUNCTIONS(SIM_FN_NAME)
+    CUDA_SIM_FUNCTIONS(SIM_FN_NAME)
 #undef SIM_FN_NAME
 };
 

@@ -71,9 +71,18 @@ namespace cuda_sim {
 // ---------------------------------------------------------------------------
 // Entry point table, call counters, knobs (knobs.cpp)
 // ---------------------------------------------------------------------------
+// Entry points the core never calls that NVIDIA's cuda-core (through
+// cuda-bindings) needs on its memory + IPC path, so that the regression
+// scenarios run on upstream's release too. Exported and counted like the rest.
+#define CUDA_SIM_EXTRA_FUNCTIONS(X) \
+    X(cuStreamIsCapturing)
+
+// Every entry point the simulator exports: the core's table, then the extras.
+#define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_DRIVER_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
+
 enum Fn : int {
 #define SIM_FN_ENUM(name) FN_##name,
-    CUDA_CORE_DRIVER_FUNCTIONS(SIM_FN_ENUM)
+    CUDA_SIM_FUNCTIONS(SIM_FN_ENUM)
 #undef SIM_FN_ENUM
     FN_COUNT
 };

@@ -46,7 +46,7 @@ TEST(DriverLoad, FactoriesFailWithNotInitializedInsteadOfCrashing) {
 TEST(DriverLoad, ErrorNamesWorkWithoutADriver) {
     EXPECT_EQ(error_name(CUDA_ERROR_NOT_INITIALIZED), "CUDA_ERROR_NOT_INITIALIZED");
     EXPECT_EQ(error_name(CUDA_ERROR_ALREADY_MAPPED), "CUDA_ERROR_ALREADY_MAPPED");
-    // The stub libcuda's code (issue 14: it was reported as "CUresult(34)").
+    // The stub libcuda's code is named, not printed as "CUresult(34)".
     EXPECT_EQ(error_name(CUDA_ERROR_STUB_LIBRARY), "CUDA_ERROR_STUB_LIBRARY");
     EXPECT_EQ(error_text(CUDA_ERROR_STUB_LIBRARY), "CUDA driver is a stub library");
     EXPECT_EQ(error_name(CUDA_ERROR_UNSUPPORTED_PTX_VERSION), "CUDA_ERROR_UNSUPPORTED_PTX_VERSION");
@@ -55,7 +55,7 @@ TEST(DriverLoad, ErrorNamesWorkWithoutADriver) {
     EXPECT_EQ(error_text(static_cast<CUresult>(777)), "unrecognized error code");
 }
 
-// Issue 12: with no driver, every table entry returns the load failure
+// With no driver, every table entry returns the load failure
 // instead of being a null pointer (Stream.is_nonblocking and Buffer.fill
 // called cuStreamGetFlags_ / cuMemsetD8Async_ through null and died).
 TEST(DriverLoad, EveryEntryIsCallableWithoutADriver) {

@@ -11,8 +11,8 @@
 //   lock_order_tsan_test real         the real deviceptr_import_ipc / deleters / reporter,
 //                                     one thread, fake driver -> no report
 //   lock_order_tsan_test real_mt      the same from several GIL-holding threads -> no report
-//   lock_order_tsan_test real_legacy  the real function with CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER=1
-//                                     -> TSan: lock-order-inversion (expected)
+//   lock_order_tsan_test upstream_import  upstream 1.2.2's import over the fake driver
+//                                     (upstream_model.hpp) -> TSan: lock-order-inversion (expected)
 //
 // Exit status 0 and "OK <mode>" when the scenario ran to completion (TSan
 // changes the status to 66 when it reported something).
@@ -28,6 +28,7 @@
 #include "gil.hpp"
 #include "model_gil.hpp"
 #include "resource_handles.hpp"
+#include "upstream_model.hpp"
 
 using namespace cuda_core;
 using fake::FakeDriver;
@@ -139,13 +140,14 @@ bool real_mt(Fixture& f) {
            check(FakeDriver::get().duplicate_imports() == 0, "no duplicate driver import");
 }
 
-bool real_legacy(Fixture& f) {
-    setenv("CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER", "1", 1);
-    reload_testing_switches();
+// Upstream 1.2.2's import shape over the same fake driver and model GIL: the
+// proof that TSan reports the inversion an import in the old order makes.
+bool upstream_import(Fixture& f) {
     model_gil::Attach gil;
     for (int i = 0; i < 3; ++i) {
-        DevicePtrHandle h = f.import(10 + i);
-        if (!h) return check(false, "legacy import");
+        CUresult r = upstream_model::import_in_upstream_order(upstream_mutex, f.ctx, f.pool,
+                                                              FakeDriver::key_bytes(10 + i));
+        if (r != CUDA_SUCCESS) return check(false, "upstream-order import");
     }
     return true;
 }
@@ -161,12 +163,12 @@ int main(int argc, char** argv) {
     } else if (mode == "new") {
         model_gil::install();
         new_order();
-    } else if (mode == "real" || mode == "real_mt" || mode == "real_legacy") {
+    } else if (mode == "real" || mode == "real_mt" || mode == "upstream_import") {
         Fixture f;
-        ok = mode == "real" ? real(f) : mode == "real_mt" ? real_mt(f) : real_legacy(f);
+        ok = mode == "real" ? real(f) : mode == "real_mt" ? real_mt(f) : upstream_import(f);
         model_gil::uninstall();
     } else {
-        std::fprintf(stderr, "usage: %s old|new|real|real_mt|real_legacy\n", argv[0]);
+        std::fprintf(stderr, "usage: %s old|new|real|real_mt|upstream_import\n", argv[0]);
         return 2;
     }
     if (!ok) return 1;

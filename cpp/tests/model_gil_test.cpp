@@ -1,7 +1,8 @@
 // model_gil_test.cpp - the lock rules with a modelled GIL (a real mutex):
 // threads that "hold the GIL" import concurrently without deadlock, the
-// runtime held-lock check aborts on a re-attach under a C++ lock, and the
-// upstream (legacy) order really deadlocks (caught by the watchdog).
+// runtime held-lock check aborts on a re-attach under a C++ lock, and
+// upstream 1.2.2's order (modelled, upstream_model.hpp) really deadlocks
+// (caught by the watchdog).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include "model_gil.hpp"
 #include "resource_handles.hpp"
 #include "test_util.hpp"
+#include "upstream_model.hpp"
 
 using namespace cuda_core;
 using namespace std::chrono_literals;
@@ -275,16 +277,15 @@ TEST_F(ModelGil, AcquireGuardUnderTheCacheMutexAborts) {
         "lock-order violation: GILAcquireGuard attaching to the GIL");
 }
 
-// The upstream order (lock, then release the GIL inside it, re-take the GIL
-// before unlocking), reachable through the CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER
-// switch, deadlocks for real with two GIL-holding threads; the watchdog (or
-// TSan, first) reports it. Proves this suite can fail.
-TEST_F(ModelGil, LegacyOrderDeadlockIsCaughtByTheWatchdog) {
+// Upstream 1.2.2's order (lock, then release the GIL inside it, re-take the
+// GIL before unlocking; upstream_model.hpp) deadlocks for real with two
+// GIL-holding threads over the same fake driver; the watchdog (or TSan,
+// first) reports it. Proves this suite's watchdog catches that deadlock.
+TEST_F(ModelGil, UpstreamOrderDeadlockIsCaughtByTheWatchdog) {
     EXPECT_DEATH(
         {
-            setenv("CUDA_CORE_TESTING_LEGACY_IMPORT_ORDER", "1", 1);
-            reload_testing_switches();
-            Watchdog dog(3, "legacy-order import");
+            std::mutex upstream_mutex;
+            Watchdog dog(3, "upstream-order import");
             Latch a_in_driver;
             std::atomic<bool> b_started{false};
             fake.hooks().before_import = [&](const IpcExportBytes&) {
@@ -297,20 +298,20 @@ TEST_F(ModelGil, LegacyOrderDeadlockIsCaughtByTheWatchdog) {
             };
             std::thread a([&] {
                 model_gil::Attach gil;
-                DevicePtrHandle h = import(1);
+                upstream_model::import_in_upstream_order(upstream_mutex, ctx, pool, FakeDriver::key_bytes(1));
             });
             a_in_driver.wait_for(10s);
             std::thread b([&] {
                 model_gil::Attach gil;  // free: A released it for the driver call
                 b_started = true;
-                DevicePtrHandle h = import(2);
+                upstream_model::import_in_upstream_order(upstream_mutex, ctx, pool, FakeDriver::key_bytes(2));
             });
             a.join();
             b.join();
             std::fprintf(stderr, "no deadlock\n");
             std::exit(0);
         },
-        "WATCHDOG: legacy-order import did not finish|ThreadSanitizer: lock-order-inversion");
+        "WATCHDOG: upstream-order import did not finish|ThreadSanitizer: lock-order-inversion");
 }
 
 }  // namespace

@@ -958,7 +958,9 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         // cuGetProcAddress (CUDA 11.3) and SIMT_STR(cuGetProcAddress) = cuGetProcAddress_v2 (CUDA 12)
         "cuGetProcAddress", SIMT_STR(cuGetProcAddress),
         // the synchronous managed allocation upstream's test helpers make (api_managed_alloc.cpp)
-        "cuMemAllocManaged", SIMT_STR(cuMemFree)};
+        "cuMemAllocManaged", SIMT_STR(cuMemFree),
+        // CUDA_SIM_EXTRA_FUNCTIONS (sim_internal.hpp): what NVIDIA's cuda-core needs beyond the core's table
+        "cuStreamIsCapturing"};
     std::string cmd = std::string("nm -D --defined-only '") + path + "' 2>&1";
     FILE* nm = popen(cmd.c_str(), "r");
     ASSERT_NE(nm, nullptr) << cmd;
@@ -1067,6 +1069,39 @@ TEST_F(Sim, ManagedAllocationIsHostMemoryFreedOnce) {
     OK(release(p));
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, release(p));
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, release(0));
+}
+
+// cuStreamIsCapturing (api_streams.cpp), resolved the way cuda-bindings does
+// (cuGetProcAddress): the simulator has no capture, so a known stream, the
+// legacy and the per-thread default stream report CU_STREAM_CAPTURE_STATUS_NONE;
+// a destroyed stream and a null output are errors, and the call is counted.
+TEST_F(Sim, StreamIsCapturingReportsNoCaptureThroughProcAddress) {
+    void* h = dlopen(CUDA_SIM_LIBRARY_PATH, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) h = dlopen(std::getenv("CUDA_SIM_LIBRARY_PATH"), RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(h, nullptr) << dlerror();
+    using GetProc = CUresult (*)(const char*, void**, int, cuuint64_t, CUdriverProcAddressQueryResult*);
+    auto get_proc = reinterpret_cast<GetProc>(dlsym(h, SIMT_STR(cuGetProcAddress)));
+    ASSERT_NE(get_proc, nullptr);
+    void* p = nullptr;
+    auto st = CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    OK(get_proc("cuStreamIsCapturing", &p, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &st));
+    ASSERT_EQ(st, CU_GET_PROC_ADDRESS_SUCCESS);
+    auto is_capturing = reinterpret_cast<decltype(&::cuStreamIsCapturing)>(p);
+    ASSERT_EQ(p, dlsym(h, "cuStreamIsCapturing"));
+    const unsigned long long calls = D.cuSimCallCount("cuStreamIsCapturing");
+    for (CUstream s : {stream_, static_cast<CUstream>(nullptr), CU_STREAM_LEGACY, CU_STREAM_PER_THREAD}) {
+        auto status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+        OK(is_capturing(s, &status));
+        EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_NONE);
+    }
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, is_capturing(stream_, nullptr));
+    CUstream gone = nullptr;
+    OK(D.cuStreamCreateWithPriority(&gone, 0, 0));
+    OK(D.cuStreamDestroy(gone));
+    auto status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, is_capturing(gone, &status));
+    EXPECT_EQ(status, CU_STREAM_CAPTURE_STATUS_ACTIVE);  // a failing call writes nothing
+    EXPECT_EQ(calls + 6, D.cuSimCallCount("cuStreamIsCapturing"));
 }
 
 // cuGetProcAddress, as cuda-bindings uses it: base names resolve to the

@@ -1,6 +1,6 @@
 """Where a long-lived IPC consumer's file descriptors go, cycle by cycle.
 
-This process is the producer; an IpcWorker child (tests/scenarios/ipc_worker.py)
+This process is the producer; an IpcWorker child (tests/helpers/ipc_worker.py)
 is the consumer. Each named sequence runs `--cycles` times; after every cycle
 both processes' fds are counted by target (the driver's device files apart), so
 a bounded driver cache (grows, then stops) reads differently from a leak (grows
@@ -17,7 +17,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from scenarios.fd_snapshot import open_fd_targets  # noqa: E402
-from scenarios.ipc_worker import IpcWorker  # noqa: E402
+from helpers.ipc_worker import IpcWorker  # noqa: E402
 
 DRIVER_DEVICE_FILES = "/dev/nvidia"
 

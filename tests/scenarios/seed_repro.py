@@ -1,4 +1,4 @@
-"""The reproducer from the bug report (shared/seeds/000_e40c247c6051e524.txt), verbatim."""
+"""The reproducer from the bug report, verbatim (four threads import distinct descriptors)."""
 import faulthandler
 import multiprocessing as mp
 import threading

@@ -79,8 +79,6 @@ cdef extern from "resource_handles.hpp" nogil:
     size_t cpp_deviceptr_size "cuda_core::deviceptr_size"(const DevicePtrHandle&)
     cbool cpp_deviceptr_is_imported "cuda_core::deviceptr_is_imported"(const DevicePtrHandle&)
     size_t cpp_ipc_cache_size "cuda_core::ipc_cache_size"()
-    cbool cpp_testing_legacy_import_order "cuda_core::testing_legacy_import_order"()
-    cbool cpp_testing_ipc_cache_disabled "cuda_core::testing_ipc_cache_disabled"()
 
 
 cdef extern from "resource_handles.hpp" nogil:   # vmm.hpp
@@ -410,11 +408,6 @@ def _held_lock_count():
 def _ipc_cache_size():
     """Entries in the IPC import cache (tests)."""
     return cpp_ipc_cache_size()
-
-
-def _testing_switches():
-    return {"legacy_import_order": bool(cpp_testing_legacy_import_order()),
-            "ipc_cache_disabled": bool(cpp_testing_ipc_cache_disabled())}
 
 
 # ---------------------------------------------------------------- NVRTC (cpp/nvrtc.hpp)

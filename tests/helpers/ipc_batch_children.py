@@ -8,7 +8,7 @@ import os
 import random
 import threading
 
-from api_helpers import host_bytes
+from helpers.api_helpers import host_bytes
 
 
 def _sim_call_count(name):

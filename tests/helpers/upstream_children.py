@@ -5,7 +5,7 @@ import gc
 import pickle
 import threading
 
-from api_helpers import host_bytes
+from helpers.api_helpers import host_bytes
 
 
 def _stream():

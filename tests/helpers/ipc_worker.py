@@ -8,43 +8,17 @@ one worker serves many Hypothesis examples. Each command is a tuple
 traceback). Public cuda.core API, plus the simulator's counters when the
 driver is the simulator (CUDA_CORE_DRIVER_LIBRARY).
 
-Imported as scenarios.ipc_worker (tests/ on sys.path, as under pytest; a
+Imported as helpers.ipc_worker (tests/ on sys.path, as under pytest; a
 spawned child inherits the parent's sys.path). IpcWorker().start() spawns it.
 """
-import ctypes
 import os
 import pickle
 import threading
 import traceback
 
+from helpers import sim_library, stale_accesses
 from scenarios.fd_snapshot import open_fd_targets
 from scenarios.host_copy import read_back
-
-
-def sim_library():
-    """The simulator's ctypes handle (its cuSim* helpers), or None on a real driver."""
-    path = os.environ.get("CUDA_CORE_DRIVER_LIBRARY")
-    if not path:
-        return None
-    lib = ctypes.CDLL(path)
-    if not hasattr(lib, "cuSimIsSimulator"):
-        return None
-    lib.cuSimStaleAccessCount.restype = ctypes.c_ulonglong
-    lib.cuSimLastStaleAccess.restype = ctypes.c_char_p
-    lib.cuSimLastStaleAccess.argtypes = [ctypes.POINTER(ctypes.c_ulonglong)]
-    lib.cuSimLastFreeStream.restype = ctypes.c_ulonglong
-    lib.cuSimCallCount.restype = ctypes.c_ulonglong
-    lib.cuSimCallCount.argtypes = [ctypes.c_char_p]
-    return lib
-
-
-def stale_accesses(lib):
-    """(count, 'entry point @ address' of the latest) of calls that named unmapped simulator memory."""
-    if lib is None:
-        return 0, ""
-    addr = ctypes.c_ulonglong(0)
-    name = lib.cuSimLastStaleAccess(ctypes.byref(addr)).decode()
-    return int(lib.cuSimStaleAccessCount()), (f"{name} @ {addr.value:#x}" if name else "")
 
 
 class Worker:
@@ -180,12 +154,6 @@ class Worker:
         handles = [None if s is None else int(self.streams[s].handle) for s in (first_stream, second_stream)]
         return same, handles, frees_after_first, frees_after_second, int(self.sim.cuSimLastFreeStream())
 
-    def op_testing_switches(self):
-        import cuda.core
-        from cuda.core._resource_handles import _testing_switches
-
-        return cuda.core.__file__, _testing_switches()
-
     def op_stream_handles(self):
         return [int(s.handle) for s in self.streams]
 
@@ -232,17 +200,13 @@ class Worker:
         return self.op_status()
 
 
-def serve(conn, env=None, path_first=None):
+def serve(conn, env=None):
     """Answer commands from `conn` until it closes or says ("exit",). `env` is set
-    and `path_first` put first on sys.path before cuda.core is imported (a worker
-    on the testing build: spawn gives the child the parent's sys.path)."""
+    before cuda.core is imported."""
     import faulthandler
-    import sys
 
     faulthandler.enable()
     os.environ.update(env or {})
-    if path_first:
-        sys.path.insert(0, path_first)
     try:
         worker = Worker()
     except BaseException:  # noqa: BLE001
@@ -281,10 +245,9 @@ class IpcWorker:
     """The parent's side: start (spawn), call(op, *args), stop. Restarts lazily
     when a previous example killed the child."""
 
-    def __init__(self, timeout=60, env=None, path_first=None):
+    def __init__(self, timeout=60, env=None):
         self.timeout = timeout
         self.env = env
-        self.path_first = path_first
         self.proc = None
         self.conn = None
 
@@ -293,7 +256,7 @@ class IpcWorker:
 
         ctx = mp.get_context("spawn")
         self.conn, child_end = ctx.Pipe(duplex=True)
-        self.proc = ctx.Process(target=serve, args=(child_end, self.env, self.path_first), daemon=True)
+        self.proc = ctx.Process(target=serve, args=(child_end, self.env), daemon=True)
         self.proc.start()
         child_end.close()
         self.pid = self._reply("startup")
