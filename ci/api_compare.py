@@ -136,7 +136,7 @@ DUNDERS = [
 MEMBER_SUBSET = {}
 # Private members that upstream's own tests call (cuda_core/tests/memory_ipc:
 # test_errors.py builds descriptors and handles through them), by class name.
-TESTED_PRIVATE = {"IPCBufferDescriptor": ["_init"], "IPCAllocationHandle": ["_init"],
+TESTED_PRIVATE = {"IPCBufferDescriptor": ["_init"], "IPCAllocationHandle": ["_init"], "DeviceProperties": ["_init"],
                   "Stream": ["_init", "_legacy_default", "_per_thread_default"]}
 # Of those, the ones whose parameters matter; for the rest (operator slots,
 # whose parameter names are the interpreter's) only presence is compared.

@@ -48,9 +48,10 @@ class DeviceProperties:
         raise RuntimeError("DeviceProperties cannot be instantiated directly. Please use Device APIs.")
 
     @classmethod
-    def _init(cls, int ordinal):
+    def _init(cls, int handle):
+        """The properties of device ordinal `handle` (upstream's parameter name)."""
         self = object.__new__(cls)
-        self._id = ordinal
+        self._id = handle
         self._cache = {}
         return self
 
