@@ -134,7 +134,12 @@ class _BadProtocol:
         return 5
 
 
-@pytest.mark.parametrize("thing", ["invalid_event", 42, object(), _BadProtocol()])
+class _RaisingProtocol:
+    def __cuda_stream__(self):
+        raise RuntimeError("no stream here")
+
+
+@pytest.mark.parametrize("thing", ["invalid_event", 42, object(), _BadProtocol(), _RaisingProtocol()])
 def test_wait_on_something_that_is_not_a_stream(stream, thing):
     exc = expect_raises("stream: wait on a non-stream", ValueError, lambda: stream.wait(thing),
                         "only an Event, Stream, or object supporting __cuda_stream__ can be waited, got "

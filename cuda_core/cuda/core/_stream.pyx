@@ -363,7 +363,7 @@ cdef class Stream:
             other = Stream._from_foreign(event_or_stream) if event_or_stream is not None else None
             if other is None:
                 raise TypeError("None is not a stream")
-        except (TypeError, ValueError) as e:
+        except Exception as e:   # whatever a foreign __cuda_stream__ raised, as upstream
             raise ValueError("only an Event, Stream, or object supporting __cuda_stream__ can be waited, "
                              f"got {type(event_or_stream)}") from e
         ev = other.record(options=EventOptions(timing_enabled=False))
