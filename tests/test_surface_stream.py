@@ -63,6 +63,22 @@ def test_init_with_obj_and_options_is_an_error(stream, my_stream_class):
                   "obj and options cannot be both specified")
 
 
+def test_init_refuses_bad_arguments(device, my_stream_class):
+    expect_raises("stream: _init bad ctx", TypeError, lambda: my_stream_class._init(ctx=42), "ctx must be a Context")
+    expect_raises("stream: _init bad device", ValueError, lambda: my_stream_class._init(device_id=1 << 20))
+    expect_raises("stream: _init bad device type", TypeError, lambda: my_stream_class._init(device_id="0"))
+    expect_raises("stream: _init bad obj", TypeError, lambda: my_stream_class._init(obj=42),
+                  "object does not have a '__cuda_stream__' attribute")
+
+
+def test_init_on_a_context(device, my_stream_class):
+    s = my_stream_class._init(ctx=device.context)
+    try:
+        assert type(s) is my_stream_class and s.device is device
+    finally:
+        s.close()
+
+
 def test_default_stream_hooks_return_the_subclass(device, my_stream_class):
     from cuda.core import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream
     legacy, per_thread = my_stream_class._legacy_default(), my_stream_class._per_thread_default()

@@ -107,6 +107,8 @@ cdef class Stream:
             raise ValueError("obj and options cannot be both specified")
         if obj is not None:
             return Stream._view_as(cls, obj)
+        if ctx is not None and not hasattr(ctx, "device"):
+            raise TypeError(f"ctx must be a Context, not {type(ctx).__name__}")
         if device_id is None:
             device_id = ctx.device.device_id if ctx is not None else Device().device_id
         return Stream._create_as(cls, Device(device_id).device_id, options)
