@@ -61,17 +61,33 @@ class ParallelBuildExt(build_ext):
             self.parallel = jobs
 
 
+def cpp_source_list():
+    """cpp/sources.txt, the one list of C++ sources (cpp/CMakeLists.txt reads it too): every entry, the CPython
+    side ("[python]") included, as paths relative to the repository root."""
+    sources = []
+    for line in (ROOT / "cpp" / "sources.txt").read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and line != "[python]":
+            sources.append(f"cpp/{line}")
+    return sources
+
+
+# Linked into every extension: libstdc++ and libgcc statically, their symbols kept private, so the wheel needs
+# no GLIBCXX_* version from the system (manylinux_2_28 has GLIBCXX_3.4.25) and cannot clash with another
+# extension's libstdc++ in the same process.
+STATIC_CXX_RUNTIME = ["-static-libstdc++", "-static-libgcc", "-Wl,--exclude-libs,ALL"]
+
+
 def extensions():
     from Cython.Build import cythonize
 
-    cpp_sources = sorted(
-        str(p.relative_to(ROOT)) for p in (ROOT / "cpp").glob("*.cpp")
-    )
+    cpp_sources = cpp_source_list()
     debug = os.environ.get("CUDA_CORE_DEBUG_BUILD") == "1"
     common = dict(
         include_dirs=["cpp", cuda_include_dir()],
         language="c++",
         extra_compile_args=["-std=c++17", "-fvisibility=hidden"] + (["-O0", "-g"] if debug else ["-O2"]),
+        extra_link_args=STATIC_CXX_RUNTIME,
     )
     exts = []
     for pyx in sorted((ROOT / "cuda_core").rglob("*.pyx")):
