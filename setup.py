@@ -22,13 +22,8 @@ def cuda_include_dir() -> str:
     In order: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda (a CUDA toolkit), then the
     headers of the nvidia-cuda-runtime wheel from PyPI (a build requirement in
     pyproject.toml), so a machine with only Python and a C++ compiler can build.
-    CUDA_CORE_BUILD_IGNORE_SYSTEM_CUDA=1 skips the toolkit locations: test-only
-    (ci/wheel.sh uses it where it cannot hide /usr/local/cuda in a mount namespace).
     """
-    candidates = []
-    if os.environ.get("CUDA_CORE_BUILD_IGNORE_SYSTEM_CUDA") != "1":
-        candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    for base in candidates:
+    for base in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if base and (Path(base) / "include" / "cuda.h").is_file():
             print(f"cuda-core-ipcsafe: cuda.h from the CUDA toolkit at {base}")
             return str(Path(base) / "include")
@@ -72,10 +67,10 @@ def cpp_source_list():
     return sources
 
 
-# Linked into every extension: libstdc++ and libgcc statically, their symbols kept private, so the wheel needs
-# no GLIBCXX_* version from the system (manylinux_2_28 has GLIBCXX_3.4.25) and cannot clash with another
-# extension's libstdc++ in the same process.
-STATIC_CXX_RUNTIME = ["-static-libstdc++", "-static-libgcc", "-Wl,--exclude-libs,ALL"]
+# Linked into every extension: libstdc++ and libgcc statically, so the wheel needs no GLIBCXX_* version from
+# the system (manylinux_2_28 has GLIBCXX_3.4.25), and a version script that exports PyInit_* only, so the C++
+# runtime inside cannot interpose on another extension's in the same process.
+STATIC_CXX_RUNTIME = ["-static-libstdc++", "-static-libgcc", f"-Wl,--version-script={ROOT / 'extension_exports.map'}"]
 
 
 def extensions():
