@@ -138,6 +138,15 @@ def capture(session, *cmd, env=None, cwd=None, timeout=None):
         return 124, (out.decode(errors="replace") if isinstance(out, bytes) else out) + f"\n[timed out after {timeout} s]"
 
 
+def checked_output(session, *cmd, env=None) -> str:
+    """stdout+stderr of cmd, run in build/ (nothing of the source tree on sys.path); FAIL on a non-zero status."""
+    rc, out = capture(session, *cmd, env=env, cwd=str(BUILD))
+    if rc != 0:
+        print(out)
+        fail(session, f"{cmd[0]} {cmd[1] if len(cmd) > 1 else ''}...: exit status {rc}")
+    return out.strip()
+
+
 def cmake_generator_env() -> dict:
     return {"CMAKE_GENERATOR": "Ninja"} if shutil.which("ninja") else {}
 
@@ -197,8 +206,7 @@ def install_ours(session, *extra) -> None:
         # cuda.core.Program needs NVRTC: the CUDA 13.0 wheel's (nvidia/cu13/lib), where no toolkit has one
         deps.append("nvidia-cuda-nvrtc==13.0.*")
     session.install(str(the_wheel(session)), *deps, *extra)
-    where = session.run("python", "-c", "import cuda.core; print(cuda.core.__file__)", silent=True,
-                        cwd=str(BUILD)).strip().splitlines()[-1]
+    where = checked_output(session, "python", "-c", "import cuda.core; print(cuda.core.__file__)").splitlines()[-1]
     if not venv_site_contains(session, where):
         fail(session, f"cuda.core is imported from {where}, not from this session's venv")
 
@@ -315,8 +323,7 @@ def wheel(session):
                  "except CUDAError as e:\n    assert 'no CUDA driver was found' in str(e), e\n"
                  "    print(cuda.core.__file__, '| first use without a driver raised:', e)\n"
                  "else:\n    raise SystemExit('Device() without a driver did not raise')\n")
-    out = session.run("python", "-c", no_driver, env={"CUDA_CORE_DRIVER_LIBRARY": "/nonexistent/libcuda.so.1"},
-                      silent=True, cwd=str(BUILD))
+    out = checked_output(session, "python", "-c", no_driver, env={"CUDA_CORE_DRIVER_LIBRARY": "/nonexistent/libcuda.so.1"})
     print(out)
     if not venv_site_contains(session, out.split(" | ")[0].strip()):
         fail(session, f"cuda.core was not imported from the venv: {out}")
@@ -657,8 +664,7 @@ def gpu_upstream(session):
     """The GPU machine's upstream venv: the image's packages, with cuda-core 1.2.2 (from .whl/) over its 1.2.0."""
     base_site_pth(session)
     session.install(*gpu_install_args(), "--no-deps", f"cuda-core=={UPSTREAM_VERSION}")
-    version = session.run("python", "-c", "import cuda.core; print(cuda.core.__version__)", silent=True,
-                          cwd=str(BUILD)).strip()
+    version = checked_output(session, "python", "-c", "import cuda.core; print(cuda.core.__version__)")
     if version != UPSTREAM_VERSION:
         fail(session, f"upstream venv imports cuda.core {version}, expected {UPSTREAM_VERSION}")
     return f"cuda-core {version}"
