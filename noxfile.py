@@ -420,8 +420,14 @@ def api_compare(session):
     session.run(upstream_python(session), "ci/api_compare.py", "dump", str(out_dir / "upstream.json"), external=True)
     session.run("python", "ci/api_compare.py", "dump", str(out_dir / "ours.json"), "--like",
                 str(out_dir / "upstream.json"))
-    session.run("python", "ci/api_compare.py", "compare", str(out_dir / "upstream.json"), str(out_dir / "ours.json"),
-                "--allow", "ci/api_allowlist.txt", "--json-out", str(out_dir / "differences.json"), *session.posargs)
+    rc, out = capture(session, "python", "ci/api_compare.py", "compare", str(out_dir / "upstream.json"),
+                      str(out_dir / "ours.json"), "--allow", "ci/api_allowlist.txt", "--json-out",
+                      str(out_dir / "differences.json"), *session.posargs, cwd=str(ROOT))
+    print(out)
+    last = out.strip().splitlines()[-1] if out.strip() else "no output"
+    if rc != 0:
+        fail(session, f"differences the allow-list does not allow: {last[:200]}")
+    return last[:200]
 
 
 @nox.session(requires=["wheel"], tags=["python"])
