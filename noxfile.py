@@ -125,9 +125,10 @@ def venv_site_contains(session, module_file: str) -> bool:
 def capture(session, *cmd, env=None, cwd=None, timeout=None):
     """Runs cmd with the session's venv first on PATH; returns (exit status, stdout+stderr). 124 on timeout."""
     full_env = dict(os.environ)
-    if session.bin:
+    location = getattr(session.virtualenv, "location", None)   # None for venv_backend="none"
+    if location and Path(location, "bin").is_dir():
         full_env["PATH"] = session.bin + os.pathsep + full_env.get("PATH", "")
-        full_env["VIRTUAL_ENV"] = session.virtualenv.location
+        full_env["VIRTUAL_ENV"] = location
     full_env.update(env or {})
     try:
         proc = subprocess.run([str(c) for c in cmd], env=full_env, cwd=cwd, timeout=timeout, text=True,
@@ -669,7 +670,10 @@ def base_site_pth(session) -> None:
 def gpu_upstream(session):
     """The GPU machine's upstream venv: the image's packages, with cuda-core 1.2.2 (from .whl/) over its 1.2.0."""
     base_site_pth(session)
-    session.install(*gpu_install_args(), "--no-deps", f"cuda-core=={UPSTREAM_VERSION}")
+    if gpu_install_args():  # cuda-bindings is the image's
+        session.install(*gpu_install_args(), "--no-deps", f"cuda-core=={UPSTREAM_VERSION}")
+    else:  # a trial on a machine with network
+        session.install(UPSTREAM_SPEC)
     version = checked_output(session, "python", "-c", "import cuda.core; print(cuda.core.__version__)")
     if version != UPSTREAM_VERSION:
         fail(session, f"upstream venv imports cuda.core {version}, expected {UPSTREAM_VERSION}")
@@ -750,7 +754,8 @@ def gpu(session):
     wheel_dir = BUILD / "gpu" / "wheel"
     shutil.rmtree(wheel_dir, ignore_errors=True)
     rc, out = capture(session, "python", "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-index", "--no-deps",
-                      "-w", str(wheel_dir), str(ROOT), env={"CUDA_CORE_BUILD_JOBS": str(os.cpu_count() or 2)})
+                      "-w", str(wheel_dir), str(ROOT), env={"CUDA_CORE_BUILD_JOBS": str(os.cpu_count() or 2)},
+                      timeout=budget.cap(300))
     (logs / "build.log").write_text(out)
     built = sorted(wheel_dir.glob("cuda_core_ipcsafe-*.whl"))
     if rc != 0 or not built:
