@@ -166,7 +166,8 @@ def build_simulator(session) -> str:
 
 def sim_as_libcuda(sim_lib: str) -> dict:
     """Environment under which cuda-bindings (which dlopens "libcuda.so.1") gets the simulator, the very file
-    CUDA_CORE_DRIVER_LIBRARY names: one copy in the process, so both see the same state."""
+    CUDA_CORE_DRIVER_LIBRARY names: one copy in the process, so both see the same state. Not for runs that compile
+    kernels: NVRTC loads libcuda.so.1 too, and crashes on the simulator."""
     folder = BUILD / "nox" / "libcuda-sim"
     folder.mkdir(parents=True, exist_ok=True)
     link = folder / "libcuda.so.1"
@@ -183,6 +184,15 @@ def _drop_build_dir_of_other_generator(build_dir: Path, generator: str) -> None:
         m = re.search(r"^CMAKE_GENERATOR:INTERNAL=(.*)$", cache.read_text(errors="replace"), re.M)
         if m and m.group(1) != generator:
             shutil.rmtree(build_dir)
+
+
+def fresh_setuptools_build() -> None:
+    """Removes setuptools' in-tree build folders (build/temp.*, build/lib.*, build/bdist.*) before a build: it
+    reuses any object newer than its .pyx/.cpp (headers are not tracked), so one compiler's objects (zig's,
+    with libc++) would otherwise be linked by the next build's (g++, with libstdc++)."""
+    for pattern in ("temp.*", "lib.*", "bdist.*"):
+        for folder in BUILD.glob(pattern):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def the_wheel(session) -> Path:
@@ -301,6 +311,7 @@ def wheel(session):
     else:
         cmd = build
         session.log("no CUDA toolkit on this machine: nothing to hide")
+    fresh_setuptools_build()
     rc, out = capture(session, *cmd)
     (BUILD / "wheel" / "build.log").write_text(out)
     if rc != 0:
@@ -387,6 +398,7 @@ def real_driver_present() -> bool:
 def main_job(session):
     """The main job (README): `pip install .`, then examples/share_buffer.py; the simulator when no driver."""
     t0 = time.monotonic()
+    fresh_setuptools_build()
     session.install(".")
     installed = round(time.monotonic() - t0)
     env = {}
@@ -739,7 +751,8 @@ def gpu(session):
         note("PASS" if passed else "FAIL", name, f"{detail} ({round(time.monotonic() - t0)} s)")
         return rc, out
 
-    rc, smi = capture(session, "nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader")
+    rc, smi = (capture(session, "nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader")
+               if shutil.which("nvidia-smi") else (1, ""))
     commit = os.environ.get("BENCH_COMMIT") or capture(session, "git", "rev-parse", "--short", "HEAD", cwd=ROOT)[1].strip()
     header = f"{smi.strip() if rc == 0 else 'no nvidia-smi'} | commit {commit} | budget {budget_s} s"
     lines.append(header)
@@ -753,6 +766,7 @@ def gpu(session):
     t0 = time.monotonic()
     wheel_dir = BUILD / "gpu" / "wheel"
     shutil.rmtree(wheel_dir, ignore_errors=True)
+    fresh_setuptools_build()
     rc, out = capture(session, "python", "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-index", "--no-deps",
                       "-w", str(wheel_dir), str(ROOT), env={"CUDA_CORE_BUILD_JOBS": str(os.cpu_count() or 2)},
                       timeout=budget.cap(300))
@@ -767,8 +781,8 @@ def gpu(session):
     drv = os.environ.get("CUDA_CORE_DRIVER_LIBRARY")
     env_ours = {"CUDA_CORE_UPSTREAM_PYTHON": theirs, "PYTHONUNBUFFERED": "1"}
     env_theirs = {"PYTHONUNBUFFERED": "1", **(sim_as_libcuda(drv) if drv else {})}
-    if drv:
-        env_ours.update(sim_as_libcuda(drv))
+    if drv:  # (not as libcuda.so.1 on LD_LIBRARY_PATH for ours: NVRTC would load the simulator and crash)
+        env_ours["CUDA_CORE_DRIVER_LIBRARY"] = drv
         lines.append(f"driver: CUDA_CORE_DRIVER_LIBRARY={drv} (not the real driver)")
 
     if not failed:
@@ -798,7 +812,8 @@ def gpu(session):
             if limit < 10:
                 note("SKIP", "upstream's own memory_ipc tests", f"the budget of {budget_s} s is spent")
             else:
-                rc, counts = run_upstream_tests(session, ours, env_ours, log=logs / "upstream-tests.log", timeout=limit)
+                env = {**env_ours, **(sim_as_libcuda(drv) if drv else {})}   # cuda-bindings' driver is the same file
+                rc, counts = run_upstream_tests(session, ours, env, log=logs / "upstream-tests.log", timeout=limit)
                 note("PASS" if rc == 0 else "FAIL", "upstream's own memory_ipc tests (ours)", f"{counts} (exit status {rc})")
 
         def churn_ok(rc, out):
