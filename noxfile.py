@@ -350,7 +350,7 @@ def sim(session):
     """The whole pytest suite against the installed wheel, on the simulated driver (one device)."""
     install_ours(session)
     env = {"CUDA_CORE_DRIVER_LIBRARY": build_simulator(session), "CUDA_CORE_UPSTREAM_PYTHON": upstream_python(session)}
-    return run_pytest(session, "-q", "-rs", "tests", *session.posargs, env=env)
+    return run_pytest(session, "-q", "-rfEs", "tests", *session.posargs, env=env)
 
 
 @nox.session(requires=["wheel"], tags=["python"])
@@ -361,7 +361,7 @@ def sim_two_devices(session):
     env = {"CUDA_CORE_DRIVER_LIBRARY": build_simulator(session), "CUDA_SIM_DEVICE_COUNT": "2"}
     if venv_python("upstream_env").is_file():
         env["CUDA_CORE_UPSTREAM_PYTHON"] = str(venv_python("upstream_env"))
-    return run_pytest(session, "-q", "-rs", "tests/test_multi_gpu.py", "tests/test_regression_ipc_deadlock.py",
+    return run_pytest(session, "-q", "-rfEs", "tests/test_multi_gpu.py", "tests/test_regression_ipc_deadlock.py",
                       env=env)
 
 
@@ -371,7 +371,7 @@ def regression_upstream(session):
     """The tests marked `upstream`: they pass on this package and must catch the bug on cuda-core 1.2.2."""
     install_ours(session)
     env = {"CUDA_CORE_DRIVER_LIBRARY": build_simulator(session), "CUDA_CORE_UPSTREAM_PYTHON": upstream_python(session)}
-    return run_pytest(session, "-rs", "-v", "-m", "upstream", "tests", *session.posargs, env=env,
+    return run_pytest(session, "-rfEs", "-v", "-m", "upstream", "tests", *session.posargs, env=env,
                       what="tests marked upstream")
 
 
@@ -401,6 +401,7 @@ def main_job(session):
     fresh_setuptools_build()
     session.install(".")
     installed = round(time.monotonic() - t0)
+    session.install("numpy")   # the example reads the buffers back through numpy
     env = {}
     if not os.environ.get("CUDA_CORE_DRIVER_LIBRARY") and not real_driver_present():
         env["CUDA_CORE_DRIVER_LIBRARY"] = build_simulator(session)
