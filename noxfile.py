@@ -737,8 +737,9 @@ def gpu(session):
         if status == "FAIL":
             failed.append(name)
 
-    def run_step(name, cmd, want_s, env=None, ok=None, log_name=None, cwd=ROOT):
-        """One step under min(want_s, what is left); ok(rc, out) -> (passed, detail). SKIP when no time is left."""
+    def run_step(name, cmd, want_s, env=None, ok=None, log_name=None, cwd=ROOT, info=False):
+        """One step under min(want_s, what is left); ok(rc, out) -> (passed, detail). SKIP when no time is left;
+        INFO instead of PASS for a step whose figures are information (info=True)."""
         limit = budget.cap(want_s)
         if limit < 10:
             note("SKIP", name, f"the budget of {budget_s} s is spent")
@@ -749,7 +750,7 @@ def gpu(session):
         passed, detail = ok(rc, out) if ok else (rc == 0, pytest_counts(out) if "pytest" in cmd else f"exit status {rc}")
         if rc == 124:
             passed, detail = False, f"cut at {limit} s (the step's cap or the budget); {detail}"
-        note("PASS" if passed else "FAIL", name, f"{detail} ({round(time.monotonic() - t0)} s)")
+        note(("INFO" if info else "PASS") if passed else "FAIL", name, f"{detail} ({round(time.monotonic() - t0)} s)")
         return rc, out
 
     rc, smi = (capture(session, "nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader")
@@ -786,7 +787,23 @@ def gpu(session):
         env_ours["CUDA_CORE_DRIVER_LIBRARY"] = drv
         lines.append(f"driver: CUDA_CORE_DRIVER_LIBRARY={drv} (not the real driver)")
 
+    def benchmarks():
+        bench_out = BUILD / "gpu" / "bench-results"
+        shutil.rmtree(bench_out, ignore_errors=True)
+        run_step("benchmarks", [ours, "bench/run.py", "--ours-python", ours, "--upstream-python", theirs,
+                                              "--results-dir", str(bench_out)], 540, env_ours,
+                 lambda rc, out: (rc == 0, next(iter(re.findall(r"^targets: .*$", out, re.M)[-1:]),
+                                                f"exit status {rc}")), "bench.log", info=True)
+        for f in bench_out.glob("*"):
+            shutil.copy(f, logs / f.name)
+
     if not failed:
+        # asked for, the benchmarks come first: they need the most time, the steps after them take what is left
+        if want_bench:
+            benchmarks()
+        else:
+            note("SKIP", "benchmarks", "not asked for (posarg bench)")
+
         def seed_ok(rc, out):
             return rc == 0 and "no deadlock: every import completed" in out, \
                 next((l for l in out.splitlines() if "deadlock" in l.lower()), f"no verdict (exit status {rc})")
@@ -827,23 +844,12 @@ def gpu(session):
         if not soak.is_file():
             note("SKIP", "soak", "tests/scenarios/soak.py does not exist")
         else:
-            seconds = max(0, min(180, budget.left() - (200 if want_bench else 30)))
+            seconds = max(0, min(180, budget.left() - 30))
             if seconds < 20:
                 note("SKIP", "soak", f"the budget of {budget_s} s is spent")
             else:
                 run_step(f"soak {seconds} s (ours; PASS = figures flat)", [ours, str(soak), "--budget", str(seconds)],
                          seconds + 60, env_ours, lambda rc, out: (rc == 0, (out.strip().splitlines() or [""])[-1][:200]))
-        if want_bench:
-            bench_out = BUILD / "gpu" / "bench-results"
-            shutil.rmtree(bench_out, ignore_errors=True)
-            run_step("benchmarks (information)", [ours, "bench/run.py", "--ours-python", ours, "--upstream-python", theirs,
-                                                  "--results-dir", str(bench_out)], 540, env_ours,
-                     lambda rc, out: (rc == 0, next(iter(re.findall(r"^targets: .*$", out, re.M)[-1:]),
-                                                    f"exit status {rc}")), "bench.log")
-            for f in bench_out.glob("*"):
-                shutil.copy(f, logs / f.name)
-        else:
-            note("SKIP", "benchmarks", "not asked for (posarg bench)")
 
     with tarfile.open(out_dir / "gpu-logs.tgz", "w:gz") as tar:
         for f in sorted(logs.iterdir()):
