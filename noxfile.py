@@ -216,7 +216,9 @@ def install_ours(session, *extra) -> None:
     if not toolkit_nvrtc_present():
         # cuda.core.Program needs NVRTC: the CUDA 13.0 wheel's (nvidia/cu13/lib), where no toolkit has one
         deps.append("nvidia-cuda-nvrtc==13.0.*")
-    session.install(str(the_wheel(session)), *deps, *extra)
+    # --force-reinstall: nox reuses venvs, and pip would keep an older build of the same version
+    session.install("--force-reinstall", "--no-deps", str(the_wheel(session)))
+    session.install(*deps, *extra)
     where = checked_output(session, "python", "-c", "import cuda.core; print(cuda.core.__file__)").splitlines()[-1]
     if not venv_site_contains(session, where):
         fail(session, f"cuda.core is imported from {where}, not from this session's venv")
@@ -330,7 +332,7 @@ def wheel(session):
     session.run("python", "ci/check_wheel.py", str(repaired), "--max-glibc", WHEEL_GLIBC, "--platform", WHEEL_PLATFORM)
 
     # Installed into this session's clean venv: imported from there, and importable with no driver at all.
-    session.install(str(repaired))
+    session.install("--force-reinstall", "--no-deps", str(repaired))
     no_driver = ("import cuda.core\nfrom cuda.core import Device, CUDAError\ntry:\n    Device()\n"
                  "except CUDAError as e:\n    assert 'no CUDA driver was found' in str(e), e\n"
                  "    print(cuda.core.__file__, '| first use without a driver raised:', e)\n"
@@ -399,7 +401,7 @@ def main_job(session):
     """The main job (README): `pip install .`, then examples/share_buffer.py; the simulator when no driver."""
     t0 = time.monotonic()
     fresh_setuptools_build()
-    session.install(".")
+    session.install("--force-reinstall", "--no-deps", ".")
     installed = round(time.monotonic() - t0)
     session.install("numpy")   # the example reads the buffers back through numpy
     env = {}
@@ -777,7 +779,9 @@ def gpu(session):
     if rc != 0 or not built:
         note("FAIL", "build", f"pip wheel --no-build-isolation failed (exit status {rc})")
     else:
-        session.install(*gpu_install_args(), "--no-deps", str(built[0]), *extra)
+        session.install(*gpu_install_args(), "--no-deps", "--force-reinstall", str(built[0]))
+        if extra:
+            session.install(*gpu_install_args(), "--no-deps", *extra)
         note("PASS", "build", f"{built[0].name} ({round(time.monotonic() - t0)} s)")
     ours, theirs = "python", str(venv_python("gpu_upstream"))
     drv = os.environ.get("CUDA_CORE_DRIVER_LIBRARY")
