@@ -20,13 +20,8 @@ def cuda_include_dir() -> str:
     In order: $CUDA_HOME, $CUDA_PATH, /usr/local/cuda (a CUDA toolkit), then the
     headers of the nvidia-cuda-runtime wheel from PyPI (a build requirement in
     pyproject.toml), so a machine with only Python and a C++ compiler can build.
-    CUDA_CORE_BUILD_IGNORE_SYSTEM_CUDA=1 skips the toolkit locations: test-only
-    (ci/wheel.sh uses it where it cannot hide /usr/local/cuda in a mount namespace).
     """
-    candidates = []
-    if os.environ.get("CUDA_CORE_BUILD_IGNORE_SYSTEM_CUDA") != "1":
-        candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"]
-    for base in candidates:
+    for base in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if base and (Path(base) / "include" / "cuda.h").is_file():
             print(f"cuda-core-ipcsafe: cuda.h from the CUDA toolkit at {base}")
             return str(Path(base) / "include")
@@ -59,17 +54,33 @@ class ParallelBuildExt(build_ext):
             self.parallel = jobs
 
 
+def cpp_source_list():
+    """cpp/sources.txt, the one list of C++ sources (cpp/CMakeLists.txt reads it too): every entry, the CPython
+    side ("[python]") included, as paths relative to the repository root."""
+    sources = []
+    for line in (ROOT / "cpp" / "sources.txt").read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and line != "[python]":
+            sources.append(f"cpp/{line}")
+    return sources
+
+
+# Linked into every extension: libstdc++ and libgcc statically, so the wheel needs no GLIBCXX_* version from
+# the system (manylinux_2_28 has GLIBCXX_3.4.25), and a version script that exports PyInit_* only, so the C++
+# runtime inside cannot interpose on another extension's in the same process.
+STATIC_CXX_RUNTIME = ["-static-libstdc++", "-static-libgcc", f"-Wl,--version-script={ROOT / 'extension_exports.map'}"]
+
+
 def extensions():
     from Cython.Build import cythonize
 
-    cpp_sources = sorted(
-        str(p.relative_to(ROOT)) for p in (ROOT / "cpp").glob("*.cpp")
-    )
+    cpp_sources = cpp_source_list()
     debug = os.environ.get("CUDA_CORE_DEBUG_BUILD") == "1"
     common = dict(
         include_dirs=["cpp", cuda_include_dir()],
         language="c++",
         extra_compile_args=["-std=c++17", "-fvisibility=hidden"] + (["-O0", "-g"] if debug else ["-O2"]),
+        extra_link_args=STATIC_CXX_RUNTIME,
     )
     exts = []
     for pyx in sorted((ROOT / "cuda_core").rglob("*.pyx")):

@@ -13,8 +13,8 @@ Two steps, each run by a different interpreter (no GPU needed, nothing is called
       Prints every difference as a table and exits 1 if any difference is not
       allowed by the allow-list (2 for a malformed allow-list).
 
-``ci/api_compare.sh`` runs both: upstream from a scratch venv with cuda-core
-1.2.2 + cuda-bindings from PyPI, ours from build/venv.
+The nox session ``api_compare`` runs both: upstream from the ``upstream_env``
+session's venv (cuda-core 1.2.2 + cuda-bindings from PyPI), ours from its own.
 
 Where signatures come from: ``inspect.signature`` on the live object first
 (upstream's Cython is compiled with ``binding=True``, so most methods have real
@@ -23,11 +23,11 @@ types), the ``.pyi`` stub shipped next to the defining module, parsed with
 ``ast``. Annotations are never compared: only parameter names, kinds and
 defaults (a stub default of ``...`` matches any default).
 
-The subset is /work/shared/API.md (Device, Stream, Event, the memory resources,
+The subset is the design card's API list (docs/API.md: Device, Stream, Event, the memory resources,
 Buffer, the IPC types, CUDAError) plus ManagedMemoryResource(+Options),
 LegacyPinnedMemoryResource, VirtualMemoryResource(+Options) and the
 cuda.core.typing.VirtualMemory* enums, the kernel classes (Program, ProgramOptions,
-ObjectCode, Kernel, LaunchConfig, launch: issue 17), Device.get_all_devices, cuda.core._device._tls,
+ObjectCode, Kernel, LaunchConfig, launch), Device.get_all_devices, cuda.core._device._tls,
 cuda.core._stream.Stream_accept and cuda.core._utils.cuda_utils.{CUDAError,
 handle_return, driver}. Each entry is a dotted path as upstream code reaches
 it (``cuda.core.Buffer`` and ``cuda.core._memory._buffer.Buffer`` are both

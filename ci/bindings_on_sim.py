@@ -1,6 +1,6 @@
 """cuda-bindings drives the simulated driver, in one process with our package.
 
-Run by ci/bindings_on_sim.sh (and ci/upstream_tests.sh on the simulator) with
+Run by the nox sessions bindings_on_sim and upstream_tests (noxfile.py) with
 CUDA_CORE_DRIVER_LIBRARY naming libcuda_sim.so and a libcuda.so.1 symlink to
 the same file first on LD_LIBRARY_PATH. Checks that cuda-bindings resolves its
 entry points through the simulator's cuGetProcAddress, that exactly one driver

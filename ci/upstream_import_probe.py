@@ -5,7 +5,7 @@ first one, in conftest.py).
 
     python ci/upstream_import_probe.py DIR
 
-DIR is the folder ci/upstream_tests.sh runs (default .upstream_tests). Every
+DIR holds upstream's tests (the nox sessions upstream_tests and gpu pass .upstream_tests). Every
 ``import cuda.core...`` and ``from cuda.core... import NAME`` statement in any
 .py file under it (module level or inside functions: child processes import
 lazily) is tried against the installed package. Prints one line per failing

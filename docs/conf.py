@@ -1,5 +1,5 @@
 """Sphinx configuration: the API reference is built by autodoc from the
-*installed* package's docstrings (ci/docs.sh installs it first)."""
+*installed* package's docstrings (the nox session `docs` installs the wheel first)."""
 import cuda.core
 
 project = "cuda-core-ipcsafe"

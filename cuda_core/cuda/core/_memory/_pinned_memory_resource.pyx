@@ -98,8 +98,8 @@ cdef class PinnedMemoryResource(_MemPool):
         MP_grant_every_device_access(self._pool)
         if self._ipc:
             # The real driver refuses cuMemPoolExportPointer (INVALID_VALUE) until
-            # the pool has been exported once (seen on driver 580, 2026-12-02):
-            # export it now, as every IPC pool is meant to be shared.
+            # the pool has been exported once (DESIGN.md, facts about the real
+            # driver): export it now, as every IPC pool is meant to be shared.
             self.allocation_handle
 
     @staticmethod
