@@ -1,7 +1,7 @@
 """ci/api_compare.py itself: the comparison flags what differs, the allow-list
 lets through only what it names (with a reason), and stub signatures are read
 by parameter names, kinds and defaults. No upstream package is needed: the
-dumps here are small hand-made ones; the real run is ci/api_compare.sh."""
+dumps here are small hand-made ones; the real run is the api_compare nox session."""
 import ast
 import importlib.util
 import json

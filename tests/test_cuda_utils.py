@@ -94,7 +94,7 @@ def test_with_cuda_bindings_driver_is_its_module_and_results_are_handled(tmp_pat
             print("raised:", exc)
     ''', tmp_path, env_extra={"PYTHONPATH": os.pathsep.join(
         # the fake bindings first; then whatever put this package on the path
-        # (ci/gpu.sh's site folder on the GPU machine, ahead of upstream's cuda.core)
+        # (a venv on the GPU machine that also sees upstream's cuda.core)
         filter(None, [str(tmp_path / "site"), os.environ.get("PYTHONPATH")]))})
     assert "raised: CUDA_ERROR_INVALID_VALUE" in out
 

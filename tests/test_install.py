@@ -1,6 +1,6 @@
 """What `cuda.core` says about itself: its versions, and an install mixed with
 NVIDIA's cuda-core (the end-to-end mixed install, with both real wheels in a
-scratch venv, is ci/mixed_install.sh)."""
+scratch venv, is the mixed_install nox session)."""
 from importlib import metadata
 
 import pytest

@@ -47,7 +47,7 @@ def test_every_mutex_is_the_annotated_one():
 def test_gil_release_guard_precedes_the_cache_lock_in_every_import(source, signature):
     """Both kinds of import detach from the GIL before they enter the cache's
     state machine, which is the only code that takes the cache lock there and
-    requires gil_detached (clang checks it statically, ci/thread_safety.sh)."""
+    requires gil_detached (clang checks it statically: the thread-safety CMake preset)."""
     text = re.sub(r"//.*", "", (CPP / source).read_text())
     body = text[text.index(signature):]
     body = body[: body.index("\n}\n")]

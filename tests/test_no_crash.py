@@ -192,7 +192,7 @@ def test_no_call_crashes_on_the_simulated_driver():
 @pytest.mark.ours_only
 @pytest.mark.gpu
 def test_no_call_crashes_on_the_real_driver():
-    """The same calls on a real GPU (ci/gpu.sh runs this in its own pytest
+    """The same calls on a real GPU (the gpu nox session runs this in its own pytest
     process, so a driver crash cannot take the rest of the suite's results with
     it). `from_handle` is given only 0 and the handles that live objects of its
     class own there (no_crash_calls.made_up_handle_refusal): the driver

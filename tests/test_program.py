@@ -1,6 +1,6 @@
 """Program / ProgramOptions over NVRTC. NVRTC runs on the CPU, so these compile
 for real on any machine; they fail (not skip) when NVRTC cannot be loaded:
-ci/python_env.sh installs the PyPI wheel when no CUDA toolkit provides it."""
+the nox sessions install the PyPI wheel when no CUDA toolkit provides it."""
 import io
 import pickle
 

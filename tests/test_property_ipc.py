@@ -60,7 +60,7 @@ settings.register_profile("long", max_examples=1000, stateful_step_count=80, dea
                           print_blob=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 
-# On the real driver too (ci/gpu.sh): there the stale-access invariants read 0
+# On the real driver too (the gpu nox session): there the stale-access invariants read 0
 # (no simulator to count), and the data, aliasing and leak invariants still hold.
 pytestmark = [pytest.mark.ours_only]
 

@@ -1,5 +1,5 @@
 """Behaviours of upstream cuda.core 1.2.2's API that its own tests and code
-written for it rely on (ci/api_compare.sh checks the names and signatures;
+written for it rely on (the api_compare nox session checks the names and signatures;
 these check what the members do), and the IPC descriptor's payload trailer as
 an import sees it."""
 import inspect

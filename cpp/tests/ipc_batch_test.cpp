@@ -2,7 +2,7 @@
 // the IPC import cache (one cache pass, one GIL release, per-key waiting kept,
 // claims published before any wait, per-key failure with nothing leaked),
 // deterministic with the fake driver's latches, under the model GIL, and *_mt
-// stress (also run under TSan by ci/sanitizers.sh).
+// stress (also run under TSan: the tsan CMake preset).
 #include <gtest/gtest.h>
 
 #include <atomic>
