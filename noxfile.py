@@ -713,7 +713,8 @@ class Budget:
 def gpu(session):
     """On a GPU machine (no network): the steps below, each capped so that the session ends within the budget.
 
-        nox -s gpu [-- SECONDS] [bench]      SECONDS: the budget (default 540); bench: the benchmarks too
+        nox -s gpu [-- SECONDS] [bench|bench=S]   SECONDS: the budget (default 540); bench: the benchmarks too
+                                                  (bench=S: bench/run.py --budget S)
 
     Our wheel is built there (--no-build-isolation: the image's setuptools, Cython and toolkit cuda.h); logs go to
     $OUT (else build/gpu/) as gpu-logs.tgz and summary.txt. Set CUDA_CORE_DRIVER_LIBRARY to the simulator to try
@@ -721,7 +722,8 @@ def gpu(session):
     """
     base_site_pth(session)
     budget_s = next((int(a) for a in session.posargs if a.isdigit()), 540)
-    want_bench = "bench" in session.posargs
+    want_bench = any(a == "bench" or a.startswith("bench=") for a in session.posargs)
+    bench_budget = next((a.split("=", 1)[1] for a in session.posargs if a.startswith("bench=")), None)
     budget = Budget(budget_s)
     out_dir = Path(os.environ["OUT"]) if os.environ.get("OUT") else BUILD / "gpu"
     logs = BUILD / "gpu" / "logs"
@@ -795,7 +797,8 @@ def gpu(session):
         bench_out = BUILD / "gpu" / "bench-results"
         shutil.rmtree(bench_out, ignore_errors=True)
         run_step("benchmarks", [ours, "bench/run.py", "--ours-python", ours, "--upstream-python", theirs,
-                                              "--results-dir", str(bench_out)], 540, env_ours,
+                                "--results-dir", str(bench_out), *(["--budget", bench_budget] if bench_budget else [])],
+                 540, env_ours,
                  lambda rc, out: (rc == 0, next(iter(re.findall(r"^targets: .*$", out, re.M)[-1:]),
                                                 f"exit status {rc}")), "bench.log", info=True)
         for f in bench_out.glob("*"):

@@ -98,3 +98,51 @@ def test_buffer_pickling_via_registered_resource(device, kind):
     for b in bufs:
         b.close()
     mr.close()
+
+
+def _grandchild_fill(buf, value):
+    """In the third process: the Buffer arrived from the second one, which had itself
+    imported it; fill it."""
+    from cuda.core import Device
+
+    s = Device().create_stream()
+    buf.fill(value, stream=s)
+    s.sync()
+    buf.close()
+    return True
+
+
+def _child_reexport(buf, value):
+    """In the second process: send the imported Buffer (and so its mapped resource) on."""
+    from helpers.api_helpers import run_child
+
+    mr = buf.memory_resource
+    assert mr.is_mapped and not mr.allocation_handle.is_closed
+    done = run_child(_grandchild_fill, buf, value)
+    buf.close()
+    return done
+
+
+@pytest.mark.parametrize("kind", ["device", "pinned"])
+def test_imported_buffer_is_sent_on_to_a_third_process(device, kind):
+    """A -> B -> C, as upstream's TestIpcReexport: B's resource was mapped from A's
+    fd, and the driver cannot export a mapped pool again, so B sends on the fd it
+    was mapped from; C's fill is what A reads back."""
+    from helpers.api_helpers import run_child
+    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions, PinnedMemoryResource, \
+        PinnedMemoryResourceOptions
+
+    if kind == "pinned":
+        require_pinned_ipc(device)
+        mr = PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True, max_size=8 << 20))
+    else:
+        require_pools(device)
+        mr = DeviceMemoryResource(device, DeviceMemoryResourceOptions(ipc_enabled=True, max_size=8 << 20))
+    s = device.create_stream()
+    buf = mr.allocate(4096, stream=s)
+    buf.fill(0x3C, stream=s)
+    s.sync()
+    assert run_child(_child_reexport, buf, 0x7E) is True
+    assert host_bytes(buf, s)[:8] == bytes([0x7E]) * 8
+    buf.close()
+    mr.close()

@@ -396,6 +396,11 @@ cdef object MP_from_allocation_handle(type cls, int ordinal, object alloc_handle
     mr._ipc = True
     mr._mapped = True
     mr._uuid = uuid
+    # A mapped pool cannot be exported again (the driver refuses it): the resource
+    # keeps its own duplicate of the fd it was mapped from, so that sending it or
+    # its Buffers on to a third process works (upstream's re-export), while the
+    # caller's handle stays the caller's. close() closes the duplicate.
+    mr._alloc_handle = IPCAllocationHandle._from_fd(os.dup(fd), uuid)
     if uuid is None:
         return mr
     winner = MP_register(mr, uuid)
