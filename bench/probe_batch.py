@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A/B probe of the batch import (issue 13, target 4) and of the per-import
+"""A/B probe of the batch import and of the per-import
 cost of the cache path, in one spawned child per repeat.
 
 Public cuda.core API only (runs under ours at any commit, and upstream; the

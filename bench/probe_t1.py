@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A/B probe for the "1,024 distinct descriptors, T=1" row (issue 13).
+"""A/B probe for the "1,024 distinct descriptors, T=1" row.
 
 Public cuda.core API only (runs under ours and upstream). The parent exports N
 allocations from an IPC pool; each variant runs in a fresh spawned child that

@@ -37,7 +37,7 @@ import sys
 import threading
 import time
 
-# The batch import (issue 13, bench/README.md "Batch import"): a classmethod of Buffer.
+# The batch import (bench/README.md "Batch import"): a classmethod of Buffer.
 BATCH_API = "from_ipc_descriptors"
 
 
