@@ -57,6 +57,18 @@ def test_pinned_memory_resource_roundtrip_with_ipc_events(device):
     assert_no_new_fds(before)
 
 
+def _ipc_resource(device, kind):
+    """An IPC-enabled resource of `kind` ("device" or "pinned") with an 8 MiB pool."""
+    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions, PinnedMemoryResource, \
+        PinnedMemoryResourceOptions
+
+    if kind == "pinned":
+        require_pinned_ipc(device)
+        return PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True, max_size=8 << 20))
+    require_pools(device)
+    return DeviceMemoryResource(device, DeviceMemoryResourceOptions(ipc_enabled=True, max_size=8 << 20))
+
+
 def _child_registry_and_pickle(mr_blob_uuid, mr, descs, pickled_buffers):
     """In the child: the pool arrived through multiprocessing (fd), is registered
     under the exporter's uuid, and plain-pickled buffers resolve through it."""
@@ -77,15 +89,7 @@ def _child_registry_and_pickle(mr_blob_uuid, mr, descs, pickled_buffers):
 @pytest.mark.parametrize("kind", ["device", "pinned"])
 def test_buffer_pickling_via_registered_resource(device, kind):
     from helpers.api_helpers import run_child
-    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions, PinnedMemoryResource, \
-        PinnedMemoryResourceOptions
-
-    if kind == "pinned":
-        require_pinned_ipc(device)
-        mr = PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True, max_size=8 << 20))
-    else:
-        require_pools(device)
-        mr = DeviceMemoryResource(device, DeviceMemoryResourceOptions(ipc_enabled=True, max_size=8 << 20))
+    mr = _ipc_resource(device, kind)
     s = device.create_stream()
     bufs = [mr.allocate(4096, stream=s) for _ in range(3)]
     for i, b in enumerate(bufs):
@@ -129,15 +133,7 @@ def test_imported_buffer_is_sent_on_to_a_third_process(device, kind):
     fd, and the driver cannot export a mapped pool again, so B sends on the fd it
     was mapped from; C's fill is what A reads back."""
     from helpers.api_helpers import run_child
-    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions, PinnedMemoryResource, \
-        PinnedMemoryResourceOptions
-
-    if kind == "pinned":
-        require_pinned_ipc(device)
-        mr = PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True, max_size=8 << 20))
-    else:
-        require_pools(device)
-        mr = DeviceMemoryResource(device, DeviceMemoryResourceOptions(ipc_enabled=True, max_size=8 << 20))
+    mr = _ipc_resource(device, kind)
     s = device.create_stream()
     buf = mr.allocate(4096, stream=s)
     buf.fill(0x3C, stream=s)

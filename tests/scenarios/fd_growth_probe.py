@@ -90,26 +90,25 @@ class Producer:
         self.step("producer closed everything")
 
 
-def seq_minimal(p):
-    """Hypothesis's minimal case: start, create_pool, create_pool, close_pool_here(pool 0), teardown."""
+def minimal_case(p, closed):
+    """start, create_pool, create_pool, close_pool_here(pool `closed`), teardown."""
     p.streams = [p.dev.create_stream(), p.dev.create_stream()]
     p.send(p.new_pool(allocs=1))
     p.new_pool()
     p.new_pool()
-    p.pools[0].close()
-    p.step("producer closed pool 0")
+    p.pools[closed].close()
+    p.step(f"producer closed pool {closed}")
     p.teardown()
+
+
+def seq_minimal(p):
+    """Hypothesis's minimal case, closing the pool that was sent."""
+    minimal_case(p, 0)
 
 
 def seq_minimal_close_unsent(p):
     """The same, closing a pool that was never sent."""
-    p.streams = [p.dev.create_stream(), p.dev.create_stream()]
-    p.send(p.new_pool(allocs=1))
-    p.new_pool()
-    p.new_pool()
-    p.pools[2].close()
-    p.step("producer closed pool 2")
-    p.teardown()
+    minimal_case(p, 2)
 
 
 def seq_adopt_only(p):
