@@ -3,7 +3,7 @@
 //
 // Built as the extension is: the shipped C++ core (cpp/*.cpp except py_*) and
 // this file in ONE shared object (-O2 -fPIC -fvisibility=hidden -DNDEBUG
-// -fwrapv, no testing switches) that a small launcher (this file again, with
+// -fwrapv) that a small launcher (this file again, with
 // CPP_ENTRY_LAUNCHER) dlopen()s, so thread_local and calls cost what they
 // cost in the dlopen()ed Python extension. No GIL table is installed, so the
 // GIL guards do nothing; the GIL's own cost is the "GIL round trip" probe,
@@ -62,10 +62,13 @@ int main(int argc, char** argv) {
 #include "handles.hpp"
 #include "ipc_import.hpp"
 #include "memory.hpp"
+#include "socket_io.hpp"
 
 namespace {
 
 using namespace cuda_core;
+using socket_io::recv_all;
+using socket_io::send_all;
 
 [[noreturn]] void die(const std::string& what) {
     std::fprintf(stderr, "cpp_entry: %s\n", what.c_str());
@@ -121,63 +124,6 @@ CUmemPoolProps pool_props(bool ipc, size_t max_size) {
     return props;
 }
 
-void send_all(int sock, const void* p, size_t n) {
-    const char* c = static_cast<const char*>(p);
-    while (n) {
-        ssize_t k = ::send(sock, c, n, 0);
-        if (k <= 0) die("send failed");
-        c += k;
-        n -= size_t(k);
-    }
-}
-
-void recv_all(int sock, void* p, size_t n) {
-    char* c = static_cast<char*>(p);
-    while (n) {
-        ssize_t k = ::recv(sock, c, n, 0);
-        if (k <= 0) die("recv failed (exporter gone)");
-        c += k;
-        n -= size_t(k);
-    }
-}
-
-void send_fd(int sock, int fd) {
-    struct msghdr msg;
-    std::memset(&msg, 0, sizeof msg);
-    char byte = 0;
-    struct iovec iov{&byte, 1};
-    char control[CMSG_SPACE(sizeof(int))];
-    std::memset(control, 0, sizeof control);
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-    if (::sendmsg(sock, &msg, 0) != 1) die("sendmsg(SCM_RIGHTS) failed");
-}
-
-int recv_fd(int sock) {
-    struct msghdr msg;
-    std::memset(&msg, 0, sizeof msg);
-    char byte;
-    struct iovec iov{&byte, 1};
-    char control[CMSG_SPACE(sizeof(int))];
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    if (::recvmsg(sock, &msg, MSG_WAITALL) != 1) die("recvmsg(SCM_RIGHTS) failed");
-    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-    if (!cm || cm->cmsg_type != SCM_RIGHTS) die("no fd received");
-    int fd;
-    std::memcpy(&fd, CMSG_DATA(cm), sizeof fd);
-    return fd;
-}
-
 struct Options {
     std::vector<long long> sizes{64, 1 << 20, 64 << 20};
     long long iters = 2000, warmup = 200;
@@ -186,7 +132,8 @@ struct Options {
 
 // The importer (child): the allocate row on its own pool, then the import miss row.
 void importer(int sock, const Options& o) {
-    int fd = recv_fd(sock);
+    char byte;
+    int fd = socket_io::recv_fd_msg(sock, &byte, 1);
     std::vector<IpcExportBytes> keys(size_t(o.ipc_count));
     recv_all(sock, keys.data(), keys.size() * sizeof(IpcExportBytes));
 
@@ -297,7 +244,8 @@ extern "C" __attribute__((visibility("default"))) int cpp_entry_main(int argc, c
     }
     check(driver().cuStreamSynchronize_(stream->stream), "cuStreamSynchronize");
     for (size_t i = 0; i < keys.size(); ++i) check(deviceptr_export_ipc(ptrs[i], &keys[i]), "deviceptr_export_ipc");
-    send_fd(sv[0], fd);
+    char byte = 0;
+    socket_io::send_msg(sv[0], fd, &byte, 1);
     send_all(sv[0], keys.data(), keys.size() * sizeof(IpcExportBytes));
     int status = 0;
     waitpid(pid, &status, 0);

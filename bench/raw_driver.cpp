@@ -48,7 +48,12 @@
 #include <thread>
 #include <vector>
 
+#include "socket_io.hpp"
+
 namespace {
+
+using socket_io::recv_all;
+using socket_io::send_all;
 
 #define RAW_STRINGIFY_EXPANDED(x) RAW_STRINGIFY(x)
 #define RAW_STRINGIFY(x) #x
@@ -193,70 +198,17 @@ CUmemoryPool make_pool(bool ipc, size_t max_size) {
     return pool;
 }
 
-// ---------------------------------------------------------------- socket helpers
-void send_all(int sock, const void* p, size_t n) {
-    const char* c = static_cast<const char*>(p);
-    while (n) {
-        ssize_t k = ::send(sock, c, n, 0);
-        if (k <= 0) die("send failed");
-        c += k;
-        n -= size_t(k);
-    }
-}
-void recv_all(int sock, void* p, size_t n) {
-    char* c = static_cast<char*>(p);
-    while (n) {
-        ssize_t k = ::recv(sock, c, n, 0);
-        if (k <= 0) die("recv failed (peer gone)");
-        c += k;
-        n -= size_t(k);
-    }
-}
-void send_fd(int sock, int fd, uint64_t count) {
-    struct msghdr msg;
-    std::memset(&msg, 0, sizeof msg);
-    struct iovec iov{&count, sizeof count};
-    char control[CMSG_SPACE(sizeof(int))];
-    std::memset(control, 0, sizeof control);
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-    cm->cmsg_level = SOL_SOCKET;
-    cm->cmsg_type = SCM_RIGHTS;
-    cm->cmsg_len = CMSG_LEN(sizeof(int));
-    std::memcpy(CMSG_DATA(cm), &fd, sizeof fd);
-    if (::sendmsg(sock, &msg, 0) != ssize_t(sizeof count)) die("sendmsg(SCM_RIGHTS) failed");
-}
-int recv_fd(int sock, uint64_t* count) {
-    struct msghdr msg;
-    std::memset(&msg, 0, sizeof msg);
-    struct iovec iov{count, sizeof *count};
-    char control[CMSG_SPACE(sizeof(int))];
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control;
-    msg.msg_controllen = sizeof control;
-    if (::recvmsg(sock, &msg, MSG_WAITALL) != ssize_t(sizeof *count)) die("recvmsg(SCM_RIGHTS) failed");
-    struct cmsghdr* cm = CMSG_FIRSTHDR(&msg);
-    if (!cm || cm->cmsg_type != SCM_RIGHTS) die("no fd received");
-    int fd;
-    std::memcpy(&fd, CMSG_DATA(cm), sizeof fd);
-    return fd;
-}
-
 // ---------------------------------------------------------------- importer (child)
 std::string importer(int sock, const Options& o) {
     uint64_t count = 0;
-    int fd = recv_fd(sock, &count);
+    int fd = socket_io::recv_fd_msg(sock, &count, sizeof count);
     std::vector<CUmemPoolPtrExportData> exports(count);
     recv_all(sock, exports.data(), count * sizeof(CUmemPoolPtrExportData));
     uint64_t mem_count = 0;
     int mem_fd = -1;
     std::vector<CUmemPoolPtrExportData> mem_exports;
     if (o.mem_imports > 0) {
-        mem_fd = recv_fd(sock, &mem_count);
+        mem_fd = socket_io::recv_fd_msg(sock, &mem_count, sizeof mem_count);
         mem_exports.resize(mem_count);
         recv_all(sock, mem_exports.data(), mem_count * sizeof(CUmemPoolPtrExportData));
     }
@@ -508,7 +460,7 @@ int main(int argc, char** argv) {
         CHECK(drv.cuMemAllocFromPoolAsync(&ptrs[k], size_t(o.ipc_size), pool, stream));
     CHECK(drv.cuStreamSynchronize(stream));
     for (size_t k = 0; k < count; ++k) CHECK(drv.cuMemPoolExportPointer(&exports[k], ptrs[k]));
-    send_fd(sock, fd, count);
+    socket_io::send_msg(sock, fd, &count, sizeof count);
     send_all(sock, exports.data(), count * sizeof(CUmemPoolPtrExportData));
     // The memory row's own pool: mem_imports allocations of mem_size bytes.
     CUmemoryPool mem_pool = nullptr;
@@ -524,7 +476,7 @@ int main(int argc, char** argv) {
             CHECK(drv.cuMemAllocFromPoolAsync(&mem_ptrs[k], size_t(o.mem_size), mem_pool, stream));
         CHECK(drv.cuStreamSynchronize(stream));
         for (size_t k = 0; k < m; ++k) CHECK(drv.cuMemPoolExportPointer(&mem_exports[k], mem_ptrs[k]));
-        send_fd(sock, mem_fd, m);
+        socket_io::send_msg(sock, mem_fd, &m, sizeof m);
         send_all(sock, mem_exports.data(), m * sizeof(CUmemPoolPtrExportData));
     }
 

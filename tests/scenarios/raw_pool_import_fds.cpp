@@ -32,7 +32,12 @@
 #include <string>
 #include <vector>
 
+#include "../../bench/socket_io.hpp"
+
 namespace {
+
+using socket_io::recv_msg;
+using socket_io::send_msg;
 
 #define RAW_STRINGIFY_EXPANDED(x) RAW_STRINGIFY(x)
 #define RAW_STRINGIFY(x) #x
@@ -69,40 +74,6 @@ Driver load_driver() {
             std::exit(3);                                                           \
         }                                                                           \
     } while (0)
-
-// Sends `fd` (may be -1: no fd) and `len` bytes over the socket.
-void send_msg(int sock, int fd, const void* data, size_t len) {
-    msghdr msg{};
-    iovec iov{const_cast<void*>(data), len};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    char ctrl[CMSG_SPACE(sizeof(int))] = {};
-    if (fd >= 0) {
-        msg.msg_control = ctrl;
-        msg.msg_controllen = sizeof(ctrl);
-        cmsghdr* c = CMSG_FIRSTHDR(&msg);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        std::memcpy(CMSG_DATA(c), &fd, sizeof(int));
-    }
-    if (sendmsg(sock, &msg, 0) != static_cast<ssize_t>(len)) { std::perror("sendmsg"); std::exit(4); }
-}
-
-// Receives `len` bytes and the fd sent with them (-1 when none); the caller owns the fd.
-int recv_msg(int sock, void* data, size_t len) {
-    msghdr msg{};
-    iovec iov{data, len};
-    msg.msg_iov = &iov;
-    msg.msg_iovlen = 1;
-    char ctrl[CMSG_SPACE(sizeof(int))] = {};
-    msg.msg_control = ctrl;
-    msg.msg_controllen = sizeof(ctrl);
-    if (recvmsg(sock, &msg, MSG_WAITALL) != static_cast<ssize_t>(len)) { std::perror("recvmsg"); std::exit(4); }
-    int fd = -1;
-    if (cmsghdr* c = CMSG_FIRSTHDR(&msg)) std::memcpy(&fd, CMSG_DATA(c), sizeof(int));
-    return fd;
-}
 
 // (fds whose target starts with /dev/nvidia, all fds) of this process.
 std::pair<int, int> count_fds() {
@@ -180,7 +151,7 @@ void consumer(int sock, const Options& o) {
     for (int cycle = 0; cycle < o.cycles; ++cycle) {
         for (int k = 0; k < o.pools; ++k) {
             CUmemPoolPtrExportData data{};
-            int fd = recv_msg(sock, &data, sizeof(data));
+            int fd = socket_io::recv_fd_msg(sock, &data, sizeof(data));
             CUmemoryPool pool;
             CHECK(d.cuMemPoolImportFromShareableHandle(&pool, reinterpret_cast<void*>(static_cast<intptr_t>(fd)),
                                                        CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
