@@ -180,14 +180,30 @@ def _child_memory(q_in, q_out, budget):
     faulthandler.cancel_dump_traceback_later()
 
 
-def _run_child(ctx, target, payload, args_tuple, budget):
-    """Start a spawned child, feed it (mr, descriptors), wait at most budget + slack."""
+def _start_fed_child(ctx, target, payload, args_tuple):
+    """A spawned child target(q_in, q_out, *args_tuple), fed each item of payload:
+    (process, q_in, q_out, start time). The caller keeps q_in until the child is
+    reaped: a queue collected here is gone before the child unpickles it."""
     q_in, q_out = ctx.Queue(), ctx.Queue()
     proc = ctx.Process(target=target, args=(q_in, q_out) + args_tuple, daemon=True)
     started = time.monotonic()
     proc.start()
     for item in payload:
         q_in.put(item)
+    return proc, q_in, q_out, started
+
+
+def _reap_child(proc):
+    """Join proc, killing it when it does not end within 10 s."""
+    proc.join(10)
+    if proc.is_alive():
+        proc.kill()
+        proc.join(5)
+
+
+def _run_child(ctx, target, payload, args_tuple, budget):
+    """Start a spawned child, feed it (mr, descriptors), wait at most budget + slack."""
+    proc, q_in, q_out, started = _start_fed_child(ctx, target, payload, args_tuple)
     deadline = started + budget + 30  # + child start-up; the child's own watchdog fires at `budget`
     result = None
     while result is None:
@@ -196,10 +212,7 @@ def _run_child(ctx, target, payload, args_tuple, budget):
         except queue_mod.Empty:
             if not proc.is_alive() or time.monotonic() > deadline:
                 break
-    proc.join(10)
-    if proc.is_alive():
-        proc.kill()
-        proc.join(5)
+    _reap_child(proc)
     if result is not None:
         return result
     elapsed = time.monotonic() - started
@@ -447,12 +460,7 @@ def _run_child_parts(ctx, target, payload, args_tuple, watchdog):
     """Like _run_child for a child that reports in parts: {key: value} of every
     part received, plus "incomplete" (with "deadlock" when the watchdog or the
     deadline ended it) when "done" never came."""
-    q_in, q_out = ctx.Queue(), ctx.Queue()
-    proc = ctx.Process(target=target, args=(q_in, q_out) + args_tuple, daemon=True)
-    started = time.monotonic()
-    proc.start()
-    for item in payload:
-        q_in.put(item)
+    proc, q_in, q_out, started = _start_fed_child(ctx, target, payload, args_tuple)
     deadline = started + watchdog + 30
     parts, done = {}, False
     while not done:
@@ -476,10 +484,7 @@ def _run_child_parts(ctx, target, payload, args_tuple, watchdog):
             parts[key] = value
         else:
             done = True
-    proc.join(10)
-    if proc.is_alive():
-        proc.kill()
-        proc.join(5)
+    _reap_child(proc)
     if not done:
         elapsed = time.monotonic() - started
         parts["incomplete"] = {"exitcode": proc.exitcode, "elapsed_s": round(elapsed, 1),
