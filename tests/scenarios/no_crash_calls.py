@@ -229,22 +229,28 @@ def owner_class(fn):
     return next((c for c in (LIVE_POOL.classes if LIVE_POOL else ()) if c.__qualname__ == qual), None)
 
 
+def owned_handles(pool, cls):
+    """[(entry, handle)] of the live pooled instances of cls with a non-zero handle."""
+    out = []
+    for e in (pool.of(cls) if pool is not None and cls is not None else ()):
+        if reports_closed(e.obj):
+            continue
+        try:
+            handle = as_int(e.obj.handle)
+        except Exception:  # noqa: BLE001  (no handle, or one that cannot be read now)
+            continue
+        if handle:
+            out.append((e, handle))
+    return out
+
+
 def made_up_handle_refusal(fn, plist, values):
     """Why calling from_handle fn with values would pass a made-up handle, or None.
     Allowed: 0, the `handle` of a live pooled instance of fn's class, such an
     instance itself, and (for a `size`) at most the size of the instance whose
     handle is passed; non-integer values of other types stay."""
     cls = owner_class(fn)
-    live = [e.obj for e in (LIVE_POOL.entries if LIVE_POOL else ()) if cls is not None
-            and isinstance(e.obj, cls) and not reports_closed(e.obj)]
-    owned = {}
-    for obj in live:
-        try:
-            handle = as_int(obj.handle)
-        except Exception:  # noqa: BLE001  (no handle, or one that cannot be read now)
-            continue
-        if handle:
-            owned[handle] = getattr(obj, "size", None)
+    owned = {handle: getattr(e.obj, "size", None) for e, handle in owned_handles(LIVE_POOL, cls)}
     passed = None
     for (name, _, _, _), value in zip(plist, values):
         if cls is not None and isinstance(value, cls):
@@ -267,17 +273,10 @@ def owned_handle_choices(pool, cls):
     """(label, value) of the handle and size of each live pooled instance of cls: what
     a from_handle may be given on the real driver besides 0 (and is given everywhere)."""
     out = []
-    for e in pool.of(cls):
-        if reports_closed(e.obj):
-            continue
-        try:
-            handle = as_int(e.obj.handle)
-        except Exception:  # noqa: BLE001
-            continue
-        if handle:
-            out.append((f"handle of [{e.label}]", handle))
-            if isinstance(getattr(e.obj, "size", None), int):
-                out.append((f"size of [{e.label}]", e.obj.size))
+    for e, handle in owned_handles(pool, cls):
+        out.append((f"handle of [{e.label}]", handle))
+        if isinstance(getattr(e.obj, "size", None), int):
+            out.append((f"size of [{e.label}]", e.obj.size))
     return out[:6]
 
 
