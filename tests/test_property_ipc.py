@@ -48,7 +48,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, pr
 
 from helpers import ROOT, sim_library, stale_accesses
 from helpers.ipc_worker import IpcWorker, WorkerError
-from scenarios.fd_snapshot import open_fd_targets
+from scenarios.fd_snapshot import DRIVER_DEVICE_FILES, open_fd_targets
 from scenarios.host_copy import read_back
 
 set_hypothesis_home_dir(str(ROOT / "build" / "hypothesis"))   # its caches go under build/, not the tree
@@ -436,7 +436,6 @@ class IpcMachine(RuleBasedStateMachine):
 
 
 DRIVER_FD_WARMUP = 20               # examples before the driver's own fds must stop growing (of 80 in "ci")
-DRIVER_DEVICE_FILES = "/dev/nvidia"  # /dev/nvidiactl, /dev/nvidia0, /dev/nvidia-uvm, ...
 
 
 def assert_fds_back(baseline, now, who, wait_s=2.0):

@@ -16,10 +16,8 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from scenarios.fd_snapshot import open_fd_targets  # noqa: E402
+from scenarios.fd_snapshot import DRIVER_DEVICE_FILES, open_fd_targets  # noqa: E402
 from helpers.ipc_worker import IpcWorker  # noqa: E402
-
-DRIVER_DEVICE_FILES = "/dev/nvidia"
 
 
 def by_target(fds):

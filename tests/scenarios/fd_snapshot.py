@@ -2,6 +2,10 @@
 scenario scripts, which run without pytest)."""
 import os
 
+# What the real driver's own device files are called (/dev/nvidiactl, /dev/nvidia0,
+# /dev/nvidia-uvm, ...): the fd checks count them apart from every other fd.
+DRIVER_DEVICE_FILES = "/dev/nvidia"
+
 
 def open_fd_targets():
     """{fd: what it points at} for this process (for messages on an fd leak)."""

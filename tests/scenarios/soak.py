@@ -33,10 +33,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from scenarios.fd_snapshot import open_fd_targets  # noqa: E402
+from scenarios.fd_snapshot import DRIVER_DEVICE_FILES, open_fd_targets  # noqa: E402
 from scenarios.host_copy import read_back  # noqa: E402
 
-DRIVER_DEVICE_FILES = "/dev/nvidia"
 BUFFER_SIZE = 4096
 
 
