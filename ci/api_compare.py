@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Compare the public memory + IPC surface of this package with upstream cuda-core 1.2.2.
+"""Compare the public surface of this package with upstream cuda-core 1.2.2: all seven public modules.
 
 Two steps, each run by a different interpreter (no GPU needed, nothing is called):
 
@@ -23,7 +23,10 @@ types), the ``.pyi`` stub shipped next to the defining module, parsed with
 ``ast``. Annotations are never compared: only parameter names, kinds and
 defaults (a stub default of ``...`` matches any default).
 
-The subset is the design card's API list (docs/API.md: Device, Stream, Event, the memory resources,
+The surface is every name in upstream's ``__all__`` of its seven public modules
+(``cuda.core``, ``.utils``, ``.typing``, ``.graph``, ``.texture``, ``.system``,
+``.checkpoint``: ALL_OF below), every member of each class among them, and
+the design card's API list (docs/API.md: Device, Stream, Event, the memory resources,
 Buffer, the IPC types, CUDAError) plus ManagedMemoryResource(+Options),
 LegacyPinnedMemoryResource, VirtualMemoryResource(+Options) and the
 cuda.core.typing.VirtualMemory* enums, the kernel classes (Program, ProgramOptions,
@@ -101,6 +104,15 @@ EXPLICIT = [
 # Modules of the subset: each must import, and every name in upstream's
 # ``__all__`` for it is part of the surface.
 ALL_OF = [
+    # upstream 1.2.2's seven public modules, whole
+    "cuda.core",
+    "cuda.core.utils",
+    "cuda.core.typing",
+    "cuda.core.graph",
+    "cuda.core.texture",
+    "cuda.core.system",
+    "cuda.core.checkpoint",
+    # the modules behind them that upstream's tests and pickles name
     "cuda.core._memory._buffer",
     "cuda.core._memory._ipc",
     "cuda.core._memory._device_memory_resource",
@@ -115,7 +127,6 @@ ALL_OF = [
     "cuda.core._module",
     "cuda.core._launch_config",
     "cuda.core._launcher",
-    "cuda.core.typing",
 ]
 # Names in ``cuda.core._memory`` (the package) that belong to the subset.
 MEMORY_PACKAGE = [
