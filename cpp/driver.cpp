@@ -54,6 +54,8 @@ struct EntryStubs<Member, CUresult(CUDAAPI*)(Args...)> {
     // Owns nothing. Stands for an entry a test table left null: a clear
     // "named symbol not found" instead of a jump to address 0.
     static CUresult CUDAAPI missing(Args...) noexcept { return CUDA_ERROR_NOT_FOUND; }
+    // Owns nothing. Stands for an optional entry the loaded driver lacks.
+    static CUresult CUDAAPI unsupported(Args...) noexcept { return CUDA_ERROR_NOT_SUPPORTED; }
 };
 
 #define CUDA_CORE_STUBS(member) EntryStubs<&DriverTable::member, decltype(DriverTable::member)>
@@ -63,7 +65,7 @@ const DriverTable& lazy_table() noexcept {
     static const DriverTable table = [] {
         DriverTable t;
 #define CUDA_CORE_SET_LAZY(name) t.name##_ = &CUDA_CORE_STUBS(name##_)::lazy;
-        CUDA_CORE_DRIVER_FUNCTIONS(CUDA_CORE_SET_LAZY)
+        CUDA_CORE_ALL_DRIVER_FUNCTIONS(CUDA_CORE_SET_LAZY)
 #undef CUDA_CORE_SET_LAZY
         return t;
     }();
@@ -120,6 +122,14 @@ void load_driver_once() noexcept {
     }
     CUDA_CORE_DRIVER_FUNCTIONS(CUDA_CORE_RESOLVE)
 #undef CUDA_CORE_RESOLVE
+#define CUDA_CORE_RESOLVE_OPTIONAL(name)                                                               \
+    {                                                                                                  \
+        void* sym = dlsym(lib, CUDA_CORE_STRINGIFY_EXPANDED(name));                                    \
+        resolved.name##_ = sym != nullptr ? reinterpret_cast<decltype(resolved.name##_)>(sym)          \
+                                          : &CUDA_CORE_STUBS(name##_)::unsupported;                    \
+    }
+    CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(CUDA_CORE_RESOLVE_OPTIONAL)
+#undef CUDA_CORE_RESOLVE_OPTIONAL
     if (!missing.empty()) {
         d.error = std::string("the CUDA driver at \"") + path + "\" lacks entry points: " + missing +
                   " (too old a driver, or not a libcuda)";
@@ -175,7 +185,7 @@ void install_driver_table_for_testing(const DriverTable* table) noexcept {
     filled = *table;
 #define CUDA_CORE_FILL_MISSING(name) \
     if (filled.name##_ == nullptr) filled.name##_ = &CUDA_CORE_STUBS(name##_)::missing;
-    CUDA_CORE_DRIVER_FUNCTIONS(CUDA_CORE_FILL_MISSING)
+    CUDA_CORE_ALL_DRIVER_FUNCTIONS(CUDA_CORE_FILL_MISSING)
 #undef CUDA_CORE_FILL_MISSING
     table_override.store(&filled, std::memory_order_release);
 }

@@ -10,7 +10,9 @@
 // driver() loads it on first use and then calls the real entry, or returns
 // why it could not be loaded (CUDA_ERROR_NOT_INITIALIZED with
 // driver_load_error(), or the CUresult of a failing cuInit). A library that
-// lacks any entry point is refused as a whole, naming what it lacks.
+// lacks any required entry point is refused as a whole, naming what it lacks;
+// one that lacks an optional entry point (CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS)
+// loads, and that slot returns CUDA_ERROR_NOT_SUPPORTED.
 #pragma once
 
 #include <cuda.h>
@@ -98,10 +100,22 @@ namespace cuda_core {
     X(cuMemExportToShareableHandle)   \
     X(cuMemImportFromShareableHandle)
 
+// Entry points that a supported driver may lack (newer than the oldest driver
+// the package runs on, or absent from the simulated driver): a library without
+// one is still accepted, and the missing slot returns CUDA_ERROR_NOT_SUPPORTED,
+// so the one feature that needs it raises a clear CUDAError. Append new ones
+// at the end.
+#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X)
+
+// Both lists, for code that treats every slot alike.
+#define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \
+    CUDA_CORE_DRIVER_FUNCTIONS(X)         \
+    CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X)
+
 // The entry points. Member `cuFoo_` has the exact type of cuda.h's cuFoo.
 struct DriverTable {
 #define CUDA_CORE_DECLARE_MEMBER(name) decltype(&::name) name##_ = nullptr;
-    CUDA_CORE_DRIVER_FUNCTIONS(CUDA_CORE_DECLARE_MEMBER)
+    CUDA_CORE_ALL_DRIVER_FUNCTIONS(CUDA_CORE_DECLARE_MEMBER)
 #undef CUDA_CORE_DECLARE_MEMBER
 };
 

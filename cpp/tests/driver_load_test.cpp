@@ -61,7 +61,7 @@ TEST(DriverLoad, ErrorNamesWorkWithoutADriver) {
 TEST(DriverLoad, EveryEntryIsCallableWithoutADriver) {
     const DriverTable& t = driver();
 #define EXPECT_NOT_NULL(name) EXPECT_NE(t.name##_, nullptr) << #name;
-    CUDA_CORE_DRIVER_FUNCTIONS(EXPECT_NOT_NULL)
+    CUDA_CORE_ALL_DRIVER_FUNCTIONS(EXPECT_NOT_NULL)
 #undef EXPECT_NOT_NULL
     unsigned int flags = 0;
     EXPECT_EQ(t.cuStreamGetFlags_(reinterpret_cast<CUstream>(12345), &flags), CUDA_ERROR_NOT_INITIALIZED);
@@ -81,7 +81,7 @@ TEST(DriverLoad, NullEntriesOfAnInstalledTableReturnNotFound) {
     install_driver_table_for_testing(&partial);
     const DriverTable& t = driver();
 #define EXPECT_NOT_NULL(name) EXPECT_NE(t.name##_, nullptr) << #name;
-    CUDA_CORE_DRIVER_FUNCTIONS(EXPECT_NOT_NULL)
+    CUDA_CORE_ALL_DRIVER_FUNCTIONS(EXPECT_NOT_NULL)
 #undef EXPECT_NOT_NULL
     CUcontext ctx = nullptr;
     EXPECT_EQ(t.cuCtxGetCurrent_(&ctx), CUDA_ERROR_NOT_FOUND);
