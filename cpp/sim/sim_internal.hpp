@@ -337,6 +337,7 @@ struct State {
     std::unordered_map<uint64_t, std::unique_ptr<Pool>> pools;
     uint64_t default_pool[kMaxDevices] = {};
     std::map<std::pair<int, int>, uint64_t> default_managed_pool;  // (location type, id) -> pool id
+    uint64_t default_pinned_host_pool = 0;  // the host's default pinned pool (HOST, or HOST_NUMA node 0)
     std::map<uintptr_t, Region> regions;
     std::map<AliasKey, uintptr_t> aliases;  // live import mappings
     std::deque<std::pair<uintptr_t, size_t>> tombstones;
@@ -440,6 +441,7 @@ void update_reserved(Pool* p);
 // Create an owner pool. Returns nullptr + rc on failure.
 Pool* create_pool(bool ipc, bool host, int loc_type, int loc_id, size_t capacity, CUresult* rc);
 CUresult default_pool(int dev, Pool** out);
+CUresult default_pinned_host_pool(Pool** out);
 
 // ---------------------------------------------------------------------------
 // Managed pools (managed_pools.cpp; takes the lock itself)
