@@ -469,6 +469,22 @@ class TestViews:
         gc.collect()
         assert calls[-1] == ("free", 0x55)
 
+    def test_pickles_name_the_gpu_by_uuid(self, monkeypatch):
+        import pickle
+
+        from cuda.bindings import nvml
+        from cuda.core.system import _device
+
+        monkeypatch.setattr(_device, "initialize", lambda: None)
+        monkeypatch.setattr(nvml, "device_get_uuid", lambda handle: f"GPU-{handle:08x}")
+        monkeypatch.setattr(nvml, "device_get_handle_by_uuid", lambda uuid: int(uuid[4:], 16))
+        device = _device._device_from_handle(0x1234)
+        copy = pickle.loads(pickle.dumps(device))
+        assert copy == device and copy is not device
+        link = pickle.loads(pickle.dumps(system.NvlinkInfo(device, 3)))
+        assert type(link) is system.NvlinkInfo and link._device == device and link._link == 3
+        assert pickle.loads(pickle.dumps(system.Device.__new__(system.Device)))._handle == 0
+
     def test_device_mapping_to_and_from_cuda_devices(self, monkeypatch):
         from cuda.bindings import nvml
         from cuda.core import Device as CudaDevice

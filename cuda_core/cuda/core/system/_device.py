@@ -759,6 +759,9 @@ class _NvlinkInfo:
         """Whether the link is active (Pascal™ or newer)."""
         return int(nvml.device_get_nvlink_state(self._device._handle, self._link)) == _ENABLED
 
+    def __reduce__(self):
+        return type(self), (self._device, self._link)
+
 
 class NvlinkInfo(_NvlinkInfo, metaclass=_NvlinkInfoMeta):
     """
@@ -1479,6 +1482,12 @@ class Device:
         """The device's current :class:`Utilization` (not supported on MIG-enabled GPUs)."""
         return Utilization(nvml.device_get_utilization_rates(self._handle))
 
+    def __reduce__(self):
+        # By UUID, so the copy names the same GPU in another process (a handle is process-local).
+        if not self._handle:
+            return _device_from_handle, (0,)
+        return _device_from_uuid, (self.uuid,)
+
     def __eq__(self, other):
         return isinstance(other, Device) and self._handle == other._handle
 
@@ -1487,6 +1496,11 @@ class Device:
 
     def __repr__(self):
         return f"<cuda.core.system.Device handle=0x{self._handle:x}>"
+
+
+# The Device of an NVML UUID (unpickling).
+def _device_from_uuid(uuid: str) -> Device:
+    return Device(uuid=uuid)
 
 
 # TypeError unless `value` is a system Device.
