@@ -107,12 +107,16 @@ def test_user_mode_driver_version_is_the_drivers():
         assert umd == (13, 0)  # the simulator's cuDriverGetVersion: 13000
 
 
-def test_device_count_is_the_drivers_and_the_old_spellings_work():
+def test_device_count_and_the_old_spellings():
     from cuda.core import Device
 
     n = system.get_num_devices()
     assert isinstance(n, int) and n >= 1
-    assert n == system.num_devices == len(system.devices) == len(Device.get_all_devices())
+    assert system.num_devices == len(system.devices) == len(Device.get_all_devices())
+    if _nvml_works():
+        assert n == system.Device.get_device_count()   # NVML's count, as upstream's
+    else:
+        assert n == system.num_devices                 # the driver's, without NVML
     assert {"num_devices", "devices", "driver_version"} <= set(dir(system))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         system.nope
@@ -276,6 +280,32 @@ class TestViews:
         p.pid, p.used_gpu_memory = 4242, 1 << 29
         proc = _device.ProcessInfo(system.Device.__new__(system.Device), p)
         assert (proc.pid, proc.used_gpu_memory) == (4242, 1 << 29)
+
+    def test_indexing_is_checked(self):
+        from cuda.bindings import nvml
+        from cuda.core.system import _device, _system_events
+
+        raw = nvml.FieldValue(2)
+        raw[0].field_id, raw[1].field_id = 91, 92
+        values = _device.FieldValues(raw)
+        for container in (values, _device.GpuDynamicPstatesInfo(nvml.GpuDynamicPstatesInfo()),
+                          _system_events.SystemEvents(nvml.SystemEventData_v1(2))):
+            with pytest.raises(TypeError, match="indices must be integers"):
+                container["invalid_index"]
+            with pytest.raises(IndexError):
+                container[len(container)]
+            assert len(list(container)) == len(container)  # iteration stops at the end
+        assert values[-1].field_id == values[1].field_id == 92
+
+    def test_mig_ids_of_a_process_need_a_mig_device(self, monkeypatch):
+        from cuda.bindings import nvml
+        from cuda.core.system import _device
+
+        p = nvml.ProcessInfo()
+        p.gpu_instance_id, p.compute_instance_id = 1, 2
+        monkeypatch.setattr(nvml, "device_is_mig_device_handle", lambda h: True)
+        proc = _device.ProcessInfo(system.Device.__new__(system.Device), p)
+        assert (proc.gpu_instance_id, proc.compute_instance_id) == (1, 2)
 
     def test_thermal_settings_and_dynamic_pstates_are_views_that_keep_their_result(self):
         import gc
@@ -522,7 +552,7 @@ class TestOnTheGpu:
     def test_devices_match_the_cuda_devices(self):
         from cuda.core import Device as CudaDevice
 
-        assert system.Device.get_device_count() >= system.get_num_devices()
+        assert system.Device.get_device_count() == system.get_num_devices() >= system.num_devices
         for cuda_dev in CudaDevice.get_all_devices():
             dev = cuda_dev.to_system_device()
             assert dev.uuid == f"GPU-{cuda_dev.uuid}" and dev.uuid_without_prefix == cuda_dev.uuid

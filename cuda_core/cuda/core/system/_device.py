@@ -192,6 +192,18 @@ def _pstate_to_enum(pstate: int) -> int:
     return pstate
 
 
+# `idx` as an index into a container of `length` items (negative counts from the end);
+# TypeError for a non-int, IndexError outside.
+def _check_index(idx, length: int, what: str) -> int:
+    if isinstance(idx, bool) or not isinstance(idx, int):
+        raise TypeError(f"{what} indices must be integers, not {type(idx).__name__}")
+    if idx < 0:
+        idx += length
+    if not 0 <= idx < length:
+        raise IndexError(f"{what} index out of range")
+    return idx
+
+
 # A Device wrapping an NVML handle that NVML gave us (no lookup).
 def _device_from_handle(handle: int) -> Device:
     device = Device.__new__(Device)
@@ -544,7 +556,7 @@ class FieldValues:
         self._field_values = field_values
 
     def __getitem__(self, idx: int) -> FieldValue:
-        return FieldValue(self._field_values[idx])
+        return FieldValue(self._field_values[_check_index(idx, len(self), "Field value")])
 
     def __len__(self) -> int:
         return len(self._field_values)
@@ -908,8 +920,7 @@ class GpuDynamicPstatesInfo:
         return int(nvml.MAX_GPU_UTILIZATIONS)
 
     def __getitem__(self, idx: int) -> GpuDynamicPstatesUtilization:
-        if not 0 <= idx < len(self):
-            raise IndexError("GPU dynamic P-states index out of range")
+        idx = _check_index(idx, len(self), "GPU dynamic P-states")
         return GpuDynamicPstatesUtilization(self._info.utilization[idx].ptr, self._info)
 
 
@@ -933,14 +944,21 @@ class ProcessInfo:
         """The device memory the process uses, in bytes."""
         return int(self._process_info.used_gpu_memory)
 
+    # NotSupportedError unless the process runs on a MIG device (the ids mean nothing elsewhere).
+    def _require_mig(self) -> None:
+        if not self._device.mig.is_mig_device:
+            raise nvml.NotSupportedError(nvml.Return.ERROR_NOT_SUPPORTED)
+
     @property
     def gpu_instance_id(self) -> int:
-        """The GPU instance id (MIG devices only)."""
+        """The GPU instance id; :class:`cuda.core.system.NotSupportedError` unless on a MIG device."""
+        self._require_mig()
         return int(self._process_info.gpu_instance_id)
 
     @property
     def compute_instance_id(self) -> int:
-        """The compute instance id (MIG devices only)."""
+        """The compute instance id; :class:`cuda.core.system.NotSupportedError` unless on a MIG device."""
+        self._require_mig()
         return int(self._process_info.compute_instance_id)
 
 
@@ -1007,8 +1025,7 @@ class ThermalSettings:
         return min(int(self._thermal_settings.count), _MAX_THERMAL_SENSORS_PER_GPU)
 
     def __getitem__(self, idx: int) -> ThermalSensor:
-        if not 0 <= idx < len(self):
-            raise IndexError("Thermal sensor index out of range")
+        idx = _check_index(idx, len(self), "Thermal sensor")
         return ThermalSensor(self._thermal_settings.sensor[idx].ptr, self._thermal_settings)
 
 

@@ -1,8 +1,8 @@
 """System-wide facts (cuda.core.system._system), as upstream 1.2.2's.
 
-:func:`get_num_devices` and :func:`get_user_mode_driver_version` ask the CUDA
-driver (this package's driver table), so they work without NVML. The others ask
-NVML through cuda-bindings' ``cuda.bindings.nvml``; without a compatible
+:func:`get_user_mode_driver_version` asks the CUDA driver (this package's
+driver table), and :func:`get_num_devices` falls back to it, so both work
+without NVML. The others ask NVML through cuda-bindings' ``cuda.bindings.nvml``; without a compatible
 cuda-bindings (13.1.2+ or 12.9.6+) :data:`CUDA_BINDINGS_NVML_IS_COMPATIBLE` is
 False and they raise RuntimeError saying so.
 """
@@ -43,11 +43,28 @@ if CUDA_BINDINGS_NVML_IS_COMPATIBLE:
                 break
 
 if CUDA_BINDINGS_NVML_IS_COMPATIBLE:
-    from ._nvml_context import initialize
+    from ._nvml_context import INITIALIZED, _get_nvml_state, initialize
 
 from cuda.core._device import _System
 
 _driver_facts = _System()
+
+
+# True once loading libnvidia-ml failed in this process (no NVIDIA driver here): not retried.
+_nvml_library_missing = False
+
+
+# Whether NVML answers in this process: a compatible cuda-bindings, and libnvidia-ml loaded and initialized.
+def _nvml_usable() -> bool:
+    global _nvml_library_missing
+    if not CUDA_BINDINGS_NVML_IS_COMPATIBLE or _nvml_library_missing:
+        return False
+    try:
+        initialize()
+    except RuntimeError:  # cuda.pathfinder found no libnvidia-ml
+        _nvml_library_missing = True
+        return False
+    return _get_nvml_state() == INITIALIZED
 
 
 # Raises RuntimeError naming why NVML cannot be used, when it cannot.
@@ -124,10 +141,13 @@ def get_num_devices() -> int:
     """
     Return the number of devices in the system.
 
-    The CUDA driver's count (``cuDeviceGetCount``: the devices this process
-    sees, after ``CUDA_VISIBLE_DEVICES``); it needs neither NVML nor
-    cuda-bindings.
+    NVML's count (every GPU of the system, as :meth:`Device.get_device_count`)
+    where NVML works, as upstream's; without NVML (no compatible cuda-bindings,
+    or no ``libnvidia-ml``) the CUDA driver's (``cuDeviceGetCount``: the
+    devices this process sees after ``CUDA_VISIBLE_DEVICES``).
     """
+    if _nvml_usable():
+        return nvml.device_get_count_v2()
     return _driver_facts.num_devices
 
 

@@ -73,6 +73,12 @@ class SystemEvents:
         """
         Get the :obj:`~_system_events.SystemEvent` at the specified index.
         """
+        if isinstance(idx, bool) or not isinstance(idx, int):
+            raise TypeError(f"System event indices must be integers, not {type(idx).__name__}")
+        if idx < 0:
+            idx += len(self)
+        if not 0 <= idx < len(self):
+            raise IndexError("System event index out of range")
         return SystemEvent(self._event_data[idx])
 
 
