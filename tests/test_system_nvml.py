@@ -172,6 +172,26 @@ def test_without_the_nvml_library_calls_raise_runtime_error():
             call()
 
 
+@pytest.mark.no_driver_ok
+@needs_bindings
+def test_nvml_state_is_per_process(monkeypatch):
+    from cuda.core.system import _nvml_context as ctx
+
+    monkeypatch.setattr(ctx, "_NVML_STATE", ctx.INITIALIZED)
+    monkeypatch.setattr(ctx, "_NVML_OWNER_PID", os.getpid())
+    assert ctx.is_initialized() and ctx._get_nvml_state() == ctx.INITIALIZED
+    monkeypatch.setattr(ctx, "_NVML_OWNER_PID", os.getpid() + 1)   # as after a fork
+    assert not ctx.is_initialized()
+    inits = []
+    monkeypatch.setattr(ctx.nvml, "init_v2", lambda: inits.append(1))
+    ctx.initialize()
+    assert inits == [1] and ctx.is_initialized()
+    ctx.initialize()
+    assert inits == [1]                                              # once per process
+    monkeypatch.setattr(ctx, "_NVML_STATE", ctx.UNINITIALIZED)
+    assert not ctx.is_initialized()
+
+
 # ---------------------------------------------------------------- hostile inputs (refused before NVML)
 @pytest.mark.no_driver_ok
 @needs_bindings

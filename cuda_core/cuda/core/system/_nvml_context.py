@@ -47,12 +47,16 @@ def _initialize() -> None:
         _NVML_OWNER_PID = pid
 
 
+def is_initialized() -> bool:
+    """Whether NVML was initialized by this process (a forked child's inherited state does not count)."""
+    return _NVML_STATE == INITIALIZED and _NVML_OWNER_PID == os.getpid()
+
+
 # The fast path of _initialize: nothing to do once this process initialized NVML.
 def initialize() -> None:
     """Initialize NVML for this process if that has not happened yet."""
-    if _NVML_STATE == INITIALIZED and _NVML_OWNER_PID == os.getpid():
-        return
-    _initialize()
+    if not is_initialized():
+        _initialize()
 
 
 def validate() -> None:
@@ -73,7 +77,7 @@ def validate() -> None:
     """
     if _NVML_STATE == DISABLED_LIBRARY_NOT_FOUND:
         raise exceptions.LibraryNotFoundError(nvml.Return.ERROR_LIBRARY_NOT_FOUND)
-    if _NVML_STATE != INITIALIZED or _NVML_OWNER_PID != os.getpid():
+    if not is_initialized():
         raise exceptions.UninitializedError(nvml.Return.ERROR_UNINITIALIZED)
     if nvml.device_get_count_v2() == 0:
         raise exceptions.GpuNotFoundError(nvml.Return.ERROR_GPU_NOT_FOUND)
