@@ -461,6 +461,15 @@ class TestViews:
         monkeypatch.setattr(nvml, "device_get_architecture", lambda h: 999)
         assert device.arch == t.DeviceArch.UNKNOWN
 
+    @pytest.mark.parametrize("prefix", ["GPU-", "MIG-", "DLA-", ""])
+    def test_uuid_without_prefix(self, monkeypatch, prefix):
+        from cuda.bindings import nvml
+
+        bare = "abcdef12-abcd-0123-4567-1234567890ab"
+        monkeypatch.setattr(nvml, "device_get_uuid", lambda handle: prefix + bare)
+        device = system.Device.__new__(system.Device)
+        assert device.uuid == prefix + bare and device.uuid_without_prefix == bare
+
     def test_device_events_free_their_set(self, monkeypatch):
         import gc
 

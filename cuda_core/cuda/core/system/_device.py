@@ -1174,7 +1174,9 @@ class Device:
         The device's UUID without NVML's ``GPU-``/``MIG-`` prefix: the spelling
         of :attr:`cuda.core.Device.uuid`.
         """
-        return nvml.device_get_uuid(self._handle)[4:]
+        uuid = nvml.device_get_uuid(self._handle)
+        # A prefix is three letters and a dash ("GPU-", "MIG-", "DLA-"); a bare UUID starts with 8 hex digits.
+        return uuid[4:] if len(uuid) > 4 and uuid[3] == "-" else uuid
 
     @property
     def pci_bus_id(self) -> str:
