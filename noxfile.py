@@ -53,7 +53,7 @@ nox.options.envdir = str(BUILD / "nox")
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = [
-    "wheel", "sim", "sim_two_devices", "seed", "main_job", "api_compare", "bindings_on_sim",
+    "wheel", "sim", "sim_two_devices", "seed", "main_job", "api_compare", "bindings_on_sim", "system_nvml",
     "upstream_tests", "regression_upstream", "upstream_patch",
     "cpp(default)", "cpp(thread-safety)", "cpp(tsan)", "cpp(asan-ubsan)",
     "bench", "mixed_install(upstream_then_ours)", "mixed_install(uninstall_upstream)", "docs",
@@ -457,6 +457,16 @@ def bindings_on_sim(session):
     return out.strip().splitlines()[-1][:200]
 
 
+@nox.session(requires=["wheel"], tags=["python"])
+@step
+def system_nvml(session):
+    """cuda.core.system and cuda.core.checkpoint with cuda-bindings installed (the `sim` session has none):
+    the NVML-backed names and views, on the simulator."""
+    install_ours(session, BINDINGS_SPEC, "cuda-pathfinder")
+    env = {"CUDA_CORE_DRIVER_LIBRARY": build_simulator(session)}
+    return run_pytest(session, "-q", "-rfEs", "tests/test_system_nvml.py", "tests/test_checkpoint.py", env=env)
+
+
 def run_upstream_tests(session, python: str, env: dict, log=None, timeout=None):
     """Upstream's own memory_ipc tests, unchanged, from .upstream_tests/ (never in the repository), against the
     cuda.core that `python` imports. Returns (exit status, summary line)."""
@@ -582,7 +592,7 @@ def upstream_patch(session):
 @step
 def docs(session):
     """The API reference (docs/, Sphinx autodoc from the installed package's docstrings), warnings as errors."""
-    install_ours(session, "sphinx>=7")
+    install_ours(session, "sphinx>=7", BINDINGS_SPEC, "cuda-pathfinder")   # cuda.core.system's NVML part imports it
     shutil.rmtree(BUILD / "docs", ignore_errors=True)
     session.run("python", "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "-d", str(BUILD / "docs" / "doctrees"),
                 "docs", str(BUILD / "docs" / "html"))

@@ -77,8 +77,20 @@ namespace cuda_sim {
 #define CUDA_SIM_EXTRA_FUNCTIONS(X) \
     X(cuStreamIsCapturing)
 
-// Every entry point the simulator exports: the core's table, then the extras.
-#define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_DRIVER_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
+// The optional entry points of the core's table (CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS)
+// that the simulator models; an optional one not listed here is absent, as from
+// an older driver, and the core's slot for it returns CUDA_ERROR_NOT_SUPPORTED.
+#define CUDA_SIM_OPTIONAL_FUNCTIONS(X)         \
+    X(cuCheckpointProcessGetState)            \
+    X(cuCheckpointProcessGetRestoreThreadId)  \
+    X(cuCheckpointProcessLock)                \
+    X(cuCheckpointProcessCheckpoint)          \
+    X(cuCheckpointProcessRestore)             \
+    X(cuCheckpointProcessUnlock)
+
+// Every entry point the simulator exports: the core's table, the modelled
+// optional ones, then the extras.
+#define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_DRIVER_FUNCTIONS(X) CUDA_SIM_OPTIONAL_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
 
 enum Fn : int {
 #define SIM_FN_ENUM(name) FN_##name,

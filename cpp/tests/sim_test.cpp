@@ -960,7 +960,10 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         // the synchronous managed allocation upstream's test helpers make (api_managed_alloc.cpp)
         "cuMemAllocManaged", SIMT_STR(cuMemFree),
         // CUDA_SIM_EXTRA_FUNCTIONS (sim_internal.hpp): what NVIDIA's cuda-core needs beyond the core's table
-        "cuStreamIsCapturing"};
+        "cuStreamIsCapturing",
+        // CUDA_SIM_OPTIONAL_FUNCTIONS (sim_internal.hpp): the optional entry points it models (api_checkpoint.cpp)
+        "cuCheckpointProcessGetState", "cuCheckpointProcessGetRestoreThreadId", "cuCheckpointProcessLock",
+        "cuCheckpointProcessCheckpoint", "cuCheckpointProcessRestore", "cuCheckpointProcessUnlock"};
     std::string cmd = std::string("nm -D --defined-only '") + path + "' 2>&1";
     FILE* nm = popen(cmd.c_str(), "r");
     ASSERT_NE(nm, nullptr) << cmd;
