@@ -551,3 +551,114 @@ def test_gpu_view_exports_back_to_cupy(device):
     view = StridedMemoryView.from_dlpack(a, -1)
     b = cp.from_dlpack(view.view(view._layout[1:, ::2]))
     cp.testing.assert_array_equal(b, a[1:, ::2])
+
+
+# ---------------------------------------------------------------- the DLPack C exchange API
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+class _DLManagedTensorVersioned(ctypes.Structure):
+    pass
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(_DLManagedTensorVersioned))
+_DLManagedTensorVersioned._fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
+                                      ("manager_ctx", ctypes.c_void_p), ("deleter", _DELETER),
+                                      ("flags", ctypes.c_uint64), ("dl_tensor", _DLTensor)]
+_MANAGED_PTR = ctypes.POINTER(_DLManagedTensorVersioned)
+_SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+
+
+class _ExchangeAPI(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32), ("prev_api", ctypes.c_void_p),
+                ("managed_tensor_allocator", ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.POINTER(_DLTensor),
+                                                               ctypes.POINTER(_MANAGED_PTR), ctypes.c_void_p,
+                                                               _SET_ERROR)),
+                ("managed_tensor_from_py_object_no_sync",
+                 ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.POINTER(_MANAGED_PTR))),
+                ("managed_tensor_to_py_object_no_sync",
+                 ctypes.PYFUNCTYPE(ctypes.c_int, _MANAGED_PTR, ctypes.POINTER(ctypes.py_object))),
+                ("dltensor_from_py_object_no_sync",
+                 ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.POINTER(_DLTensor))),
+                ("current_work_stream",
+                 ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p)))]
+
+
+def _exchange_api():
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.argtypes, get.restype = (ctypes.py_object, ctypes.c_char_p), ctypes.c_void_p
+    return _ExchangeAPI.from_address(get(StridedMemoryView.__dlpack_c_exchange_api__, b"dlpack_exchange_api"))
+
+
+@no_driver_ok
+def test_the_c_exchange_api_capsule_and_its_functions():
+    is_valid = ctypes.pythonapi.PyCapsule_IsValid
+    is_valid.argtypes, is_valid.restype = (ctypes.py_object, ctypes.c_char_p), ctypes.c_int
+    assert is_valid(StridedMemoryView.__dlpack_c_exchange_api__, b"dlpack_exchange_api") == 1
+    assert StridedMemoryView.__c_dlpack_exchange_api__ is StridedMemoryView.__dlpack_c_exchange_api__
+    api = _exchange_api()
+    assert (api.major, api.minor, api.prev_api) == (1, 3, None)
+
+    a = np.arange(12, dtype=np.int32).reshape(3, 4)[:, ::2]
+    view = StridedMemoryView.from_dlpack(a, -1)
+    refs = sys.getrefcount(view)
+    out = _MANAGED_PTR()
+    assert api.managed_tensor_from_py_object_no_sync(view, ctypes.byref(out)) == 0
+    tensor = out.contents.dl_tensor
+    assert (tensor.data, tensor.ndim, tensor.device.device_type) == (a.ctypes.data, 2, 1)
+    assert [tensor.shape[i] for i in range(2)] == [3, 2] and [tensor.strides[i] for i in range(2)] == [4, 2]
+    assert (tensor.dtype.code, tensor.dtype.bits, tensor.dtype.lanes) == (0, 32, 1)
+    assert sys.getrefcount(view) == refs + 1       # the managed tensor holds the view
+
+    back = ctypes.py_object()
+    assert api.managed_tensor_to_py_object_no_sync(out, ctypes.byref(back)) == 0   # takes the tensor
+    round_trip = back.value
+    decref = ctypes.pythonapi.Py_DecRef
+    decref.argtypes, decref.restype = (ctypes.py_object,), None
+    decref(round_trip)   # the new reference the function returned (ctypes does not own it)
+    del back
+    assert isinstance(round_trip, StridedMemoryView)
+    assert (round_trip.ptr, round_trip.shape, round_trip.strides, round_trip.dtype) == (
+        view.ptr, (3, 2), (4, 2), np.dtype(np.int32))
+    del round_trip
+    gc.collect()
+    assert sys.getrefcount(view) == refs           # its deleter ran
+
+    lent = _DLTensor()
+    assert api.dltensor_from_py_object_no_sync(view, ctypes.byref(lent)) == 0
+    assert lent.data == a.ctypes.data and [lent.shape[i] for i in range(2)] == [3, 2]
+
+    stream = ctypes.c_void_p(1234)
+    assert api.current_work_stream(2, 0, ctypes.byref(stream)) == 0 and stream.value is None
+
+    with pytest.raises(TypeError, match="must be a StridedMemoryView"):
+        api.managed_tensor_from_py_object_no_sync(a, ctypes.byref(out))
+    with pytest.raises(TypeError, match="must be a StridedMemoryView"):
+        api.dltensor_from_py_object_no_sync(a, ctypes.byref(lent))
+    messages = []
+    set_error = _SET_ERROR(lambda ctx, kind, message: messages.append((kind, message)))
+    with pytest.raises(NotImplementedError, match="managed_tensor_allocator"):
+        api.managed_tensor_allocator(ctypes.byref(lent), ctypes.byref(out), None, set_error)
+    assert messages and messages[0][0] == b"NotImplementedError"
+    no_dtype = StridedMemoryView.from_buffer(Buffer_over(a), (4,), itemsize=4)
+    with pytest.raises(BufferError, match="without dtype"):
+        api.managed_tensor_from_py_object_no_sync(no_dtype, ctypes.byref(out))
+
+
+def Buffer_over(arr):
+    """A Buffer over a host array's memory (no memory resource: from_handle)."""
+    from cuda.core import Buffer
+
+    return Buffer.from_handle(arr.ctypes.data, arr.nbytes, owner=arr)

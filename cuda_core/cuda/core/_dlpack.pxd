@@ -90,3 +90,13 @@ cdef object make_dlpack_capsule(object owner, uintptr_t ptr, size_t size, int de
 cdef object make_strided_dlpack_capsule(object owner, uintptr_t ptr, int ndim, const int64_t* shape,
                                         const int64_t* strides, CudaCoreDLDataType dtype, int dev_type,
                                         int dev_id, bint readonly, bint versioned)
+
+# A versioned DLPack managed tensor like make_strided_dlpack_capsule's, without
+# a capsule (for the DLPack C exchange API): its deleter frees it and drops `owner`.
+cdef CudaCoreDLManagedTensorVersioned* make_strided_managed_tensor(
+        object owner, uintptr_t ptr, int ndim, const int64_t* shape, const int64_t* strides,
+        CudaCoreDLDataType dtype, int dev_type, int dev_id, bint readonly) except NULL
+
+# An unused "dltensor_versioned" capsule owning `tensor` (its deleter runs if the
+# capsule dies unconsumed).
+cdef object versioned_capsule(CudaCoreDLManagedTensorVersioned* tensor)

@@ -83,29 +83,50 @@ cdef void _capsule_destructor_versioned(object capsule) noexcept:
         _deleter_versioned(m)
 
 
-cdef object make_strided_dlpack_capsule(object owner, uintptr_t ptr, int ndim, const int64_t* shape,
-                                        const int64_t* strides, CudaCoreDLDataType dtype, int dev_type,
-                                        int dev_id, bint readonly, bint versioned):
-    cdef CudaCoreDLManagedTensor* m
+cdef CudaCoreDLManagedTensorVersioned* make_strided_managed_tensor(
+        object owner, uintptr_t ptr, int ndim, const int64_t* shape, const int64_t* strides,
+        CudaCoreDLDataType dtype, int dev_type, int dev_id, bint readonly) except NULL:
     cdef CudaCoreDLManagedTensorVersioned* mv
     cdef int64_t* shape_strides = NULL
     if ndim > 0:
         shape_strides = <int64_t*>malloc(sizeof(int64_t) * 2 * ndim)
         if shape_strides == NULL:
             raise MemoryError()
+    mv = <CudaCoreDLManagedTensorVersioned*>malloc(sizeof(CudaCoreDLManagedTensorVersioned))
+    if mv == NULL:
+        free(shape_strides)
+        raise MemoryError()
+    mv.version.major = DLPACK_MAJOR_VERSION
+    mv.version.minor = DLPACK_MINOR_VERSION
+    mv.flags = DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
+    _fill_tensor(&mv.dl_tensor, ptr, ndim, shape, strides, shape_strides, dtype, dev_type, dev_id)
+    Py_INCREF(owner)
+    mv.manager_ctx = <void*>owner
+    mv.deleter = _deleter_versioned
+    return mv
+
+
+cdef object versioned_capsule(CudaCoreDLManagedTensorVersioned* tensor):
+    return PyCapsule_New(tensor, b"dltensor_versioned", _capsule_destructor_versioned)
+
+
+cdef object make_strided_dlpack_capsule(object owner, uintptr_t ptr, int ndim, const int64_t* shape,
+                                        const int64_t* strides, CudaCoreDLDataType dtype, int dev_type,
+                                        int dev_id, bint readonly, bint versioned):
+    cdef CudaCoreDLManagedTensor* m
+    cdef CudaCoreDLManagedTensorVersioned* mv
+    cdef int64_t* shape_strides = NULL
     if versioned:
-        mv = <CudaCoreDLManagedTensorVersioned*>malloc(sizeof(CudaCoreDLManagedTensorVersioned))
-        if mv == NULL:
-            free(shape_strides)
+        mv = make_strided_managed_tensor(owner, ptr, ndim, shape, strides, dtype, dev_type, dev_id, readonly)
+        try:
+            return versioned_capsule(mv)
+        except BaseException:
+            mv.deleter(mv)
+            raise
+    if ndim > 0:
+        shape_strides = <int64_t*>malloc(sizeof(int64_t) * 2 * ndim)
+        if shape_strides == NULL:
             raise MemoryError()
-        mv.version.major = DLPACK_MAJOR_VERSION
-        mv.version.minor = DLPACK_MINOR_VERSION
-        mv.flags = DLPACK_FLAG_BITMASK_READ_ONLY if readonly else 0
-        _fill_tensor(&mv.dl_tensor, ptr, ndim, shape, strides, shape_strides, dtype, dev_type, dev_id)
-        Py_INCREF(owner)
-        mv.manager_ctx = <void*>owner
-        mv.deleter = _deleter_versioned
-        return PyCapsule_New(mv, b"dltensor_versioned", _capsule_destructor_versioned)
     m = <CudaCoreDLManagedTensor*>malloc(sizeof(CudaCoreDLManagedTensor))
     if m == NULL:
         free(shape_strides)
@@ -114,7 +135,11 @@ cdef object make_strided_dlpack_capsule(object owner, uintptr_t ptr, int ndim, c
     Py_INCREF(owner)
     m.manager_ctx = <void*>owner
     m.deleter = _deleter_unversioned
-    return PyCapsule_New(m, b"dltensor", _capsule_destructor_unversioned)
+    try:
+        return PyCapsule_New(m, b"dltensor", _capsule_destructor_unversioned)
+    except BaseException:
+        m.deleter(m)
+        raise
 
 
 cdef object make_dlpack_capsule(object owner, uintptr_t ptr, size_t size, int dev_type, int dev_id,

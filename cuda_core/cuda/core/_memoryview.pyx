@@ -6,13 +6,23 @@
 # or laid over a Buffer. A view of a DLPack capsule owns the consumed capsule and
 # calls its producer's deleter when collected; a view exports itself through
 # DLPack with the capsule makers of cuda.core._dlpack.
-from cpython.pycapsule cimport PyCapsule_CheckExact, PyCapsule_GetPointer, PyCapsule_IsValid, PyCapsule_SetName
-from libc.stdint cimport int64_t, intptr_t, uint8_t, uintptr_t
+from cpython.exc cimport PyErr_SetObject
+from cpython.pycapsule cimport (
+    PyCapsule_CheckExact,
+    PyCapsule_GetPointer,
+    PyCapsule_IsValid,
+    PyCapsule_New,
+    PyCapsule_SetName,
+)
+from cpython.ref cimport Py_INCREF
+from libc.stdint cimport int32_t, int64_t, intptr_t, uint8_t, uint32_t, uintptr_t
+from libc.stdlib cimport free, malloc
 
 from cuda.core._dlpack cimport (
     CudaCoreDLDataType,
     CudaCoreDLManagedTensor,
     CudaCoreDLManagedTensorVersioned,
+    CudaCoreDLPackVersion,
     CudaCoreDLTensor,
     DLPACK_FLAG_BITMASK_READ_ONLY,
     DLPACK_MAJOR_VERSION,
@@ -28,6 +38,8 @@ from cuda.core._dlpack cimport (
     kDLInt,
     kDLUInt,
     make_strided_dlpack_capsule,
+    make_strided_managed_tensor,
+    versioned_capsule,
 )
 from cuda.core._resource_handles cimport (
     CUDA_SUCCESS,
@@ -57,6 +69,44 @@ except ImportError:
 __all__ = ["StridedMemoryView", "args_viewable_as_strided_memory"]
 
 cdef int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
+
+# The DLPack C exchange API (DLPack 1.3's DLPackExchangeAPI): function pointers a
+# consumer written in C calls to exchange tensors without Python calls.
+cdef extern from *:
+    """
+    typedef struct CudaCoreDLPackExchangeAPIHeader {
+        CudaCoreDLPackVersion version;
+        struct CudaCoreDLPackExchangeAPIHeader* prev_api;
+    } CudaCoreDLPackExchangeAPIHeader;
+    typedef struct {
+        CudaCoreDLPackExchangeAPIHeader header;
+        int (*managed_tensor_allocator)(CudaCoreDLTensor*, CudaCoreDLManagedTensorVersioned**, void*,
+                                        void (*)(void*, const char*, const char*));
+        int (*managed_tensor_from_py_object_no_sync)(void*, CudaCoreDLManagedTensorVersioned**);
+        int (*managed_tensor_to_py_object_no_sync)(CudaCoreDLManagedTensorVersioned*, void**);
+        int (*dltensor_from_py_object_no_sync)(void*, CudaCoreDLTensor*);
+        int (*current_work_stream)(int32_t, int32_t, void**);
+    } CudaCoreDLPackExchangeAPI;
+    """
+    ctypedef struct CudaCoreDLPackExchangeAPIHeader:
+        CudaCoreDLPackVersion version
+        CudaCoreDLPackExchangeAPIHeader* prev_api
+    ctypedef struct CudaCoreDLPackExchangeAPI:
+        CudaCoreDLPackExchangeAPIHeader header
+        int (*managed_tensor_allocator)(CudaCoreDLTensor*, CudaCoreDLManagedTensorVersioned**, void*,
+                                        void (*)(void*, const char*, const char*) noexcept) noexcept
+        int (*managed_tensor_from_py_object_no_sync)(void*, CudaCoreDLManagedTensorVersioned**) noexcept
+        int (*managed_tensor_to_py_object_no_sync)(CudaCoreDLManagedTensorVersioned*, void**) noexcept
+        int (*dltensor_from_py_object_no_sync)(void*, CudaCoreDLTensor*) noexcept
+        int (*current_work_stream)(int32_t, int32_t, void**) noexcept
+
+# The version of the exchange API struct (DLPack 1.3).
+cdef enum:
+    EXCHANGE_API_MAJOR_VERSION = 1
+    EXCHANGE_API_MINOR_VERSION = 3
+
+cdef CudaCoreDLPackExchangeAPI _SMV_DLPACK_EXCHANGE_API
+_SMV_DLPACK_EXCHANGE_API_CAPSULE = PyCapsule_New(<void*>&_SMV_DLPACK_EXCHANGE_API, b"dlpack_exchange_api", NULL)
 
 
 cdef class StridedMemoryView:
@@ -118,6 +168,12 @@ cdef class StridedMemoryView:
         # The DLPack device of the data, once known (0: not yet).
         int _dl_device_type
         int _dl_device_id
+        # Shape then strides (2 * ndim values) lent to dltensor_from_py_object_no_sync; freed with the view.
+        int64_t* _lent_shape_strides
+
+    # The DLPack C exchange API (and its older name), for C consumers such as PyTorch.
+    __dlpack_c_exchange_api__ = _SMV_DLPACK_EXCHANGE_API_CAPSULE
+    __c_dlpack_exchange_api__ = _SMV_DLPACK_EXCHANGE_API_CAPSULE
 
     def __init__(self, obj=None, stream_ptr=None):
         cdef str clsname = type(self).__name__
@@ -250,6 +306,8 @@ cdef class StridedMemoryView:
     def __dealloc__(self):
         cdef CudaCoreDLManagedTensorVersioned* versioned
         cdef CudaCoreDLManagedTensor* unversioned
+        free(self._lent_shape_strides)
+        self._lent_shape_strides = NULL
         if self.dl_tensor == NULL:
             return
         if PyCapsule_IsValid(self.metadata, b"used_dltensor_versioned"):
@@ -499,10 +557,6 @@ cdef class _StridedMemoryViewProxy:
 cdef int _view_as_dlpack(object obj, object stream_ptr, StridedMemoryView view) except -1:
     cdef int device_type, device_id
     cdef bint is_device_accessible = False
-    cdef bint is_readonly = False
-    cdef CudaCoreDLManagedTensorVersioned* versioned
-    cdef CudaCoreDLManagedTensor* unversioned
-    cdef CudaCoreDLTensor* tensor
     device_type, device_id = obj.__dlpack_device__()
     if device_type == kDLCPU:
         if device_id != 0:
@@ -529,6 +583,19 @@ cdef int _view_as_dlpack(object obj, object stream_ptr, StridedMemoryView view) 
     except TypeError:
         capsule = obj.__dlpack__(stream=stream_arg)
 
+    _consume_capsule(view, capsule, obj)
+    view.device_id = device_id
+    view.is_device_accessible = is_device_accessible
+    return 0
+
+
+# Takes ownership of an unused DLPack capsule (renames it "used_..."; the view's __dealloc__ then
+# calls its deleter) and sets the view's pointer, read-only flag and device from the tensor.
+cdef int _consume_capsule(StridedMemoryView view, object capsule, object exporting_obj) except -1:
+    cdef CudaCoreDLManagedTensorVersioned* versioned
+    cdef CudaCoreDLManagedTensor* unversioned
+    cdef CudaCoreDLTensor* tensor
+    cdef bint is_readonly = False
     if not PyCapsule_CheckExact(capsule):
         raise BufferError(f"__dlpack__ must return a DLPack capsule, got {type(capsule).__name__}")
     if PyCapsule_IsValid(capsule, b"dltensor_versioned"):
@@ -549,13 +616,20 @@ cdef int _view_as_dlpack(object obj, object stream_ptr, StridedMemoryView view) 
     # From here the view owns the consumed capsule: __dealloc__ calls its deleter.
     view.dl_tensor = tensor
     view.metadata = capsule
-    view.exporting_obj = obj
+    view.exporting_obj = exporting_obj
     if tensor.ndim < 0 or (tensor.ndim > 0 and tensor.shape == NULL):
-        raise BufferError(f"malformed DLPack tensor (ndim={tensor.ndim}, shape={'NULL' if tensor.shape == NULL else 'set'})")
+        raise BufferError(f"malformed DLPack tensor (ndim={tensor.ndim}, "
+                          f"shape={'NULL' if tensor.shape == NULL else 'set'})")
     view.ptr = <intptr_t>tensor.data + <intptr_t>tensor.byte_offset
-    view.device_id = device_id
-    view.is_device_accessible = is_device_accessible
     view.readonly = is_readonly
+    if tensor.device.device_type == kDLCPU:
+        view.device_id = -1
+        view.is_device_accessible = False
+    elif tensor.device.device_type in (kDLCUDA, kDLCUDAHost, kDLCUDAManaged):
+        view.device_id = tensor.device.device_id
+        view.is_device_accessible = True
+    else:
+        raise BufferError("device not supported")
     return 0
 
 
@@ -783,29 +857,158 @@ cdef CudaCoreDLDataType _dtype_to_dlpack(object dtype) except *:
     return out
 
 
-# A DLPack capsule of `view` (owning a reference to it): shape and explicit strides in elements.
-cdef object _export_dlpack(StridedMemoryView view, bint versioned):
-    cdef CudaCoreDLDataType dl_dtype
-    cdef int64_t[64] shape_values
-    cdef int64_t[64] stride_values
-    cdef int i, ndim
-    cdef uintptr_t data
+# The DLPack description of `view`: dtype, device, data pointer (NULL when empty), shape and explicit strides.
+cdef int _describe_for_dlpack(StridedMemoryView view, CudaCoreDLDataType* dtype_out, uintptr_t* data_out,
+                              int64_t* shape_out, int64_t* strides_out) except -1:
+    cdef int i
     layout = view._get_layout()
     dtype = view._get_dtype()
     if dtype is None:
         raise BufferError("Cannot export StridedMemoryView via DLPack without dtype information; "
                           "create the view with dtype specified.")
-    dl_dtype = _dtype_to_dlpack(dtype)
+    dtype_out[0] = _dtype_to_dlpack(dtype)
     view._resolve_dl_device()
-    ndim = layout.ndim
     shape = layout.shape
     strides = layout._explicit_strides()
-    for i in range(ndim):
-        shape_values[i] = shape[i]
-        stride_values[i] = strides[i]
-    data = 0 if layout.volume == 0 else <uintptr_t>view.ptr
+    for i in range(layout.ndim):
+        shape_out[i] = shape[i]
+        strides_out[i] = strides[i]
+    data_out[0] = 0 if layout.volume == 0 else <uintptr_t>view.ptr
+    return layout.ndim
+
+
+# A DLPack capsule of `view` (owning a reference to it): shape and explicit strides in elements.
+cdef object _export_dlpack(StridedMemoryView view, bint versioned):
+    cdef CudaCoreDLDataType dl_dtype
+    cdef int64_t[64] shape_values
+    cdef int64_t[64] stride_values
+    cdef uintptr_t data
+    cdef int ndim = _describe_for_dlpack(view, &dl_dtype, &data, shape_values, stride_values)
     return make_strided_dlpack_capsule(view, data, ndim, shape_values, stride_values, dl_dtype,
                                        view._dl_device_type, view._dl_device_id, view.readonly, versioned)
+
+
+# A versioned managed tensor of `view` (owning a reference to it), for managed_tensor_from_py_object_no_sync.
+cdef CudaCoreDLManagedTensorVersioned* _export_managed_tensor(StridedMemoryView view) except NULL:
+    cdef CudaCoreDLDataType dl_dtype
+    cdef int64_t[64] shape_values
+    cdef int64_t[64] stride_values
+    cdef uintptr_t data
+    cdef int ndim = _describe_for_dlpack(view, &dl_dtype, &data, shape_values, stride_values)
+    return make_strided_managed_tensor(view, data, ndim, shape_values, stride_values, dl_dtype,
+                                       view._dl_device_type, view._dl_device_id, view.readonly)
+
+
+# Fills `out` with `view`'s tensor; shape and strides point into storage the view owns (lent, not copied).
+cdef int _lend_dltensor(StridedMemoryView view, CudaCoreDLTensor* out) except -1:
+    cdef CudaCoreDLDataType dl_dtype
+    cdef int64_t[64] shape_values
+    cdef int64_t[64] stride_values
+    cdef uintptr_t data
+    cdef int i
+    cdef int ndim = _describe_for_dlpack(view, &dl_dtype, &data, shape_values, stride_values)
+    if ndim > 0 and view._lent_shape_strides == NULL:
+        view._lent_shape_strides = <int64_t*>malloc(sizeof(int64_t) * 2 * ndim)
+        if view._lent_shape_strides == NULL:
+            raise MemoryError()
+        for i in range(ndim):
+            view._lent_shape_strides[i] = shape_values[i]
+            view._lent_shape_strides[ndim + i] = stride_values[i]
+    out.data = <void*>data
+    out.device.device_type = view._dl_device_type
+    out.device.device_id = view._dl_device_id
+    out.ndim = ndim
+    out.dtype = dl_dtype
+    out.byte_offset = 0
+    out.shape = view._lent_shape_strides if ndim > 0 else NULL
+    out.strides = view._lent_shape_strides + ndim if ndim > 0 else NULL
+    return 0
+
+
+# Sets the pending Python error from `error` (exchange API functions report failure as -1 plus an error).
+cdef int _set_error(BaseException error) noexcept:
+    PyErr_SetObject(type(error), error)
+    return -1
+
+
+# managed_tensor_allocator: not provided (a StridedMemoryView allocates nothing).
+cdef int _smv_managed_tensor_allocator(
+        CudaCoreDLTensor* prototype, CudaCoreDLManagedTensorVersioned** out, void* error_ctx,
+        void (*set_error)(void*, const char*, const char*) noexcept) noexcept with gil:
+    if out != NULL:
+        out[0] = NULL
+    if set_error != NULL:
+        set_error(error_ctx, b"NotImplementedError",
+                  b"managed_tensor_allocator is not supported by StridedMemoryView")
+    return _set_error(NotImplementedError("managed_tensor_allocator is not supported by StridedMemoryView"))
+
+
+# managed_tensor_from_py_object_no_sync: a versioned managed tensor of a StridedMemoryView (no synchronization).
+cdef int _smv_managed_tensor_from_py_object_no_sync(
+        void* py_object, CudaCoreDLManagedTensorVersioned** out) noexcept with gil:
+    if out == NULL:
+        return _set_error(RuntimeError("out cannot be NULL"))
+    out[0] = NULL
+    obj = <object>py_object
+    if not isinstance(obj, StridedMemoryView):
+        return _set_error(TypeError("py_object must be a StridedMemoryView"))
+    try:
+        out[0] = _export_managed_tensor(<StridedMemoryView>obj)
+    except BaseException as error:
+        return _set_error(error)
+    return 0
+
+
+# managed_tensor_to_py_object_no_sync: a new StridedMemoryView owning `tensor` (a new reference in out_py_object).
+cdef int _smv_managed_tensor_to_py_object_no_sync(
+        CudaCoreDLManagedTensorVersioned* tensor, void** out_py_object) noexcept with gil:
+    cdef StridedMemoryView view
+    if out_py_object == NULL:
+        return _set_error(RuntimeError("out_py_object cannot be NULL"))
+    out_py_object[0] = NULL
+    if tensor == NULL:
+        return _set_error(RuntimeError("tensor cannot be NULL"))
+    try:
+        capsule = versioned_capsule(tensor)
+        view = StridedMemoryView.__new__(StridedMemoryView)
+        _consume_capsule(view, capsule, capsule)
+    except BaseException as error:
+        return _set_error(error)
+    Py_INCREF(view)
+    out_py_object[0] = <void*>view
+    return 0
+
+
+# dltensor_from_py_object_no_sync: a non-owning DLTensor of a StridedMemoryView, valid while the view lives.
+cdef int _smv_dltensor_from_py_object_no_sync(void* py_object, CudaCoreDLTensor* out) noexcept with gil:
+    if out == NULL:
+        return _set_error(RuntimeError("out cannot be NULL"))
+    obj = <object>py_object
+    if not isinstance(obj, StridedMemoryView):
+        return _set_error(TypeError("py_object must be a StridedMemoryView"))
+    try:
+        _lend_dltensor(<StridedMemoryView>obj, out)
+    except BaseException as error:
+        return _set_error(error)
+    return 0
+
+
+# current_work_stream: cuda.core keeps no current stream, so NULL (the default stream) for every device.
+cdef int _smv_current_work_stream(int32_t device_type, int32_t device_id, void** out_current_stream) noexcept with gil:
+    if out_current_stream == NULL:
+        return _set_error(RuntimeError("out_current_stream cannot be NULL"))
+    out_current_stream[0] = NULL
+    return 0
+
+
+_SMV_DLPACK_EXCHANGE_API.header.version.major = EXCHANGE_API_MAJOR_VERSION
+_SMV_DLPACK_EXCHANGE_API.header.version.minor = EXCHANGE_API_MINOR_VERSION
+_SMV_DLPACK_EXCHANGE_API.header.prev_api = NULL
+_SMV_DLPACK_EXCHANGE_API.managed_tensor_allocator = _smv_managed_tensor_allocator
+_SMV_DLPACK_EXCHANGE_API.managed_tensor_from_py_object_no_sync = _smv_managed_tensor_from_py_object_no_sync
+_SMV_DLPACK_EXCHANGE_API.managed_tensor_to_py_object_no_sync = _smv_managed_tensor_to_py_object_no_sync
+_SMV_DLPACK_EXCHANGE_API.dltensor_from_py_object_no_sync = _smv_dltensor_from_py_object_no_sync
+_SMV_DLPACK_EXCHANGE_API.current_work_stream = _smv_current_work_stream
 
 
 cpdef StridedMemoryView view_as_cai(obj, stream_ptr, view=None):
