@@ -662,3 +662,41 @@ def Buffer_over(arr):
     from cuda.core import Buffer
 
     return Buffer.from_handle(arr.ctypes.data, arr.nbytes, owner=arr)
+
+
+# ---------------------------------------------------------------- a kernel through a view (upstream's GPU example's shape)
+
+@pytest.mark.ours_only
+def test_a_kernel_writes_through_the_view_of_a_cai_array(device):
+    from cuda.core import LaunchConfig, launch
+    from helpers.api_helpers import host_bytes
+    from helpers.kernels import FILL_NAME, compile_fill, expected_fill
+
+    kernel = compile_fill("cubin").get_kernel(FILL_NAME)
+    data_stream, work_stream = device.create_stream(), device.create_stream()
+    buf = device.memory_resource.allocate(1024, stream=data_stream)
+    buf.fill(0, stream=data_stream)
+    array = _cai(buf, shape=(1024,), typestr="|u1", stream=data_stream.handle)
+
+    @args_viewable_as_strided_memory((0,))
+    def fill(arr, stream):
+        view = arr.view(stream.handle)   # work_stream now waits for data_stream's fill
+        assert view.is_device_accessible and view.dtype == np.uint8 and view.shape == (1024,)
+        launch(stream, LaunchConfig(grid=4, block=128), kernel, view.ptr, view.size, np.uint32(5))
+        stream.sync()
+
+    fill(array, work_stream)
+    assert host_bytes(buf, work_stream) == expected_fill(1024, 5)
+    buf.close(work_stream)
+
+
+@no_driver_ok
+def test_a_re_view_keeps_the_capsule_of_its_parent_alive():
+    arr = np.arange(8, dtype=np.int64)
+    capsule_only = _FakeDLPack((1, 0), arr.__dlpack__())   # the memory lives as long as the capsule
+    parent = StridedMemoryView.from_dlpack(capsule_only, -1)
+    child = parent.view(parent._layout[2:])
+    del parent, capsule_only, arr
+    gc.collect()
+    assert ctypes.c_int64.from_address(child.ptr).value == 2
+    np.testing.assert_array_equal(np.from_dlpack(child), np.arange(2, 8))

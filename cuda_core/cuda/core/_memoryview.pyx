@@ -465,13 +465,15 @@ cdef class StridedMemoryView:
                 self._dtype = _typestr2dtype(self.metadata["typestr"])
         return self._dtype
 
-    # The Buffer under the view: from_buffer's, else one over `ptr` that keeps the exporter alive.
+    # The Buffer under the view: from_buffer's, else one over `ptr` that keeps the memory alive: the
+    # exporter, or this view itself when it owns a consumed DLPack capsule (whose deleter may free the memory).
     cdef object _get_buffer(self):
         if self._buffer is None:
             if isinstance(self.exporting_obj, Buffer):
                 self._buffer = self.exporting_obj
             else:
-                self._buffer = Buffer.from_handle(self.ptr, 0, owner=self.exporting_obj)
+                owner = self if self.dl_tensor != NULL else self.exporting_obj
+                self._buffer = Buffer.from_handle(self.ptr, 0, owner=owner)
         return self._buffer
 
     # Sets _dl_device_type/_dl_device_id: the DLPack tensor's device, a Buffer's kind of memory, or the host.
