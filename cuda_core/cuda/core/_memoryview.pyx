@@ -160,6 +160,10 @@ cdef class StridedMemoryView:
         object metadata
         # Inside the consumed capsule; NULL unless the view came from DLPack.
         CudaCoreDLTensor* dl_tensor
+        # The consumed capsule's managed tensor, whose deleter __dealloc__ calls (kept as C
+        # pointers: the garbage collector may clear `metadata` before __dealloc__ runs).
+        CudaCoreDLManagedTensorVersioned* _owned_versioned
+        CudaCoreDLManagedTensor* _owned_unversioned
         # The layout and dtype, read lazily from dl_tensor/metadata or given by from_buffer/view.
         object _layout_value
         object _dtype
@@ -177,6 +181,7 @@ cdef class StridedMemoryView:
 
     def __init__(self, obj=None, stream_ptr=None):
         cdef str clsname = type(self).__name__
+        _reset_view(self)
         if obj is None:
             warnings.warn(
                 f"Constructing an empty {clsname} is deprecated; use one of the classmethods `from_dlpack`, "
@@ -304,22 +309,15 @@ cdef class StridedMemoryView:
         return view
 
     def __dealloc__(self):
-        cdef CudaCoreDLManagedTensorVersioned* versioned
-        cdef CudaCoreDLManagedTensor* unversioned
         free(self._lent_shape_strides)
         self._lent_shape_strides = NULL
-        if self.dl_tensor == NULL:
-            return
-        if PyCapsule_IsValid(self.metadata, b"used_dltensor_versioned"):
-            versioned = <CudaCoreDLManagedTensorVersioned*>PyCapsule_GetPointer(
-                self.metadata, b"used_dltensor_versioned")
-            if versioned.deleter != NULL:
-                versioned.deleter(versioned)
-        elif PyCapsule_IsValid(self.metadata, b"used_dltensor"):
-            unversioned = <CudaCoreDLManagedTensor*>PyCapsule_GetPointer(self.metadata, b"used_dltensor")
-            if unversioned.deleter != NULL:
-                unversioned.deleter(unversioned)
         self.dl_tensor = NULL
+        if self._owned_versioned != NULL and self._owned_versioned.deleter != NULL:
+            self._owned_versioned.deleter(self._owned_versioned)
+        if self._owned_unversioned != NULL and self._owned_unversioned.deleter != NULL:
+            self._owned_unversioned.deleter(self._owned_unversioned)
+        self._owned_versioned = NULL
+        self._owned_unversioned = NULL
 
     def view(self, layout=None, dtype=None):
         """A view of the same memory with another layout and/or dtype (what
@@ -508,6 +506,34 @@ cdef class StridedMemoryView:
         return 0
 
 
+# Returns `view` to its empty state (for __init__ called again on a populated view): runs the
+# deleter of a capsule it owns and drops every cached value.
+cdef int _reset_view(StridedMemoryView view) except -1:
+    cdef CudaCoreDLManagedTensorVersioned* versioned = view._owned_versioned
+    cdef CudaCoreDLManagedTensor* unversioned = view._owned_unversioned
+    view._owned_versioned = NULL
+    view._owned_unversioned = NULL
+    view.dl_tensor = NULL
+    free(view._lent_shape_strides)
+    view._lent_shape_strides = NULL
+    view.metadata = None
+    view.exporting_obj = None
+    view._layout_value = None
+    view._dtype = None
+    view._buffer = None
+    view._dl_device_type = 0
+    view._dl_device_id = 0
+    view.ptr = 0
+    view.device_id = 0
+    view.is_device_accessible = False
+    view.readonly = False
+    if versioned != NULL and versioned.deleter != NULL:
+        versioned.deleter(versioned)
+    if unversioned != NULL and unversioned.deleter != NULL:
+        unversioned.deleter(unversioned)
+    return 0
+
+
 # The short name of an object's class for __repr__ ("module.Name", or "Name" for builtins).
 cdef str _simple_repr(obj):
     cls = obj if isinstance(obj, type) else type(obj)
@@ -616,6 +642,10 @@ cdef int _consume_capsule(StridedMemoryView view, object capsule, object exporti
         raise BufferError("Invalid DLPack capsule (expected an unused 'dltensor' or 'dltensor_versioned')")
 
     # From here the view owns the consumed capsule: __dealloc__ calls its deleter.
+    if PyCapsule_IsValid(capsule, b"used_dltensor_versioned"):
+        view._owned_versioned = versioned
+    else:
+        view._owned_unversioned = unversioned
     view.dl_tensor = tensor
     view.metadata = capsule
     view.exporting_obj = exporting_obj
