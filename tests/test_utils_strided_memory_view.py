@@ -399,6 +399,12 @@ def test_from_buffer_checks_size_itemsize_and_dtype(device):
     view = StridedMemoryView.from_buffer(buf, (5, 2), itemsize=2, dtype="int16")
     assert view.dtype == np.int16
     buf.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        StridedMemoryView.from_buffer(buf, (5,), itemsize=1)
+    host = np.arange(4, dtype=np.int32)
+    foreign = StridedMemoryView.from_buffer(Buffer_over(host), (4,), dtype=np.int32)
+    assert foreign.__dlpack_device__() == (1, 0)     # memory the driver knows no device of
+    np.testing.assert_array_equal(np.from_dlpack(foreign), host)
 
 
 def test_from_buffer_view_slices_and_exports_to_a_view_of_the_same_device(device):

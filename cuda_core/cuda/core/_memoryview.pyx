@@ -488,6 +488,10 @@ cdef class StridedMemoryView:
             if device_accessible and not host_accessible:
                 device_type = kDLCUDA
                 self._dl_device_id = self._buffer.device_id
+                if self._dl_device_id < 0:
+                    # Buffer.from_handle memory the driver knows no device of: plain host memory.
+                    device_type = kDLCPU
+                    self._dl_device_id = 0
             elif device_accessible and host_accessible:
                 device_type = kDLCUDAHost
                 self._dl_device_id = 0
