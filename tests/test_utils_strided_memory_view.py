@@ -736,3 +736,29 @@ def test_no_reference_leaks_through_views_exports_and_re_initialization():
         assert sys.getrefcount(a) == before and view.shape == (16, 16)
         view.__init__()
         assert sys.getrefcount(a) == before - 2 and view.exporting_obj is None   # the view and the capsule
+
+
+@no_driver_ok
+def test_classify_dl_device_and_make_py_capsule_as_upstreams():
+    from types import SimpleNamespace
+
+    from cuda.core._dlpack import classify_dl_device, make_py_capsule
+
+    def buf(d, h, m, i):
+        return SimpleNamespace(is_device_accessible=d, is_host_accessible=h, is_managed=m, device_id=i)
+
+    assert classify_dl_device(buf(True, False, False, 3)) == (2, 3)
+    assert classify_dl_device(buf(True, True, False, 3)) == (3, 0)
+    assert classify_dl_device(buf(True, True, True, 3)) == (13, 0)
+    assert classify_dl_device(buf(False, True, True, 2)) == (1, 0)
+    with pytest.raises(BufferError, match="neither device-accessible nor host-accessible"):
+        classify_dl_device(buf(False, False, False, 0))
+    with pytest.raises(AttributeError):
+        classify_dl_device(5)
+    host = np.arange(6, dtype=np.uint8)
+    fake = buf(False, True, False, -1)
+    fake.handle, fake.size = host.ctypes.data, host.nbytes
+    for versioned in (False, True):
+        capsule = make_py_capsule(fake, versioned)
+        view = StridedMemoryView.from_dlpack(_FakeDLPack((1, 0), capsule), -1)
+        assert (view.ptr, view.shape, view.dtype) == (host.ctypes.data, (6,), np.dtype(np.uint8))

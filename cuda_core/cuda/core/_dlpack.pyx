@@ -151,3 +151,28 @@ cdef object make_dlpack_capsule(object owner, uintptr_t ptr, size_t size, int de
     uint8.lanes = 1
     versioned = max_version is not None and tuple(max_version) >= (1, 0)
     return make_strided_dlpack_capsule(owner, ptr, 1, &extent, NULL, uint8, dev_type, dev_id, False, versioned)
+
+
+def classify_dl_device(buf):
+    """The DLPack ``(device_type, device_id)`` of a buffer's memory, from its
+    ``is_device_accessible``, ``is_host_accessible``, ``is_managed`` and
+    ``device_id``: device memory is ``(kDLCUDA, device_id)``, memory both sides
+    reach is ``(kDLCUDAManaged, 0)`` or ``(kDLCUDAHost, 0)``, host-only memory is
+    ``(kDLCPU, 0)``; BufferError for memory neither side can reach."""
+    device_accessible = buf.is_device_accessible
+    host_accessible = buf.is_host_accessible
+    if device_accessible and host_accessible:
+        return (kDLCUDAManaged if buf.is_managed else kDLCUDAHost, 0)
+    if device_accessible:
+        return (kDLCUDA, buf.device_id)
+    if host_accessible:
+        return (kDLCPU, 0)
+    raise BufferError("buffer is neither device-accessible nor host-accessible")
+
+
+def make_py_capsule(buf, versioned):
+    """A DLPack capsule of a Buffer's bytes (a 1-D uint8 tensor; "dltensor_versioned"
+    when ``versioned``), keeping ``buf`` alive until the consumer releases it."""
+    device_type, device_id = classify_dl_device(buf)
+    return make_dlpack_capsule(buf, int(buf.handle), buf.size, device_type, device_id,
+                               (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION) if versioned else None)

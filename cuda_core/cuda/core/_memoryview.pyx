@@ -57,6 +57,7 @@ import warnings
 
 import numpy
 
+from cuda.core._dlpack import classify_dl_device
 from cuda.core._layout import _StridedLayout
 from cuda.core._memory._buffer import Buffer
 from cuda.core._stream import Stream
@@ -483,23 +484,11 @@ cdef class StridedMemoryView:
             device_type = self.dl_tensor.device.device_type
             self._dl_device_id = self.dl_tensor.device.device_id if device_type == kDLCUDA else 0
         elif self.is_device_accessible and self._buffer is not None and self._buffer is self.exporting_obj:
-            device_accessible = self._buffer.is_device_accessible
-            host_accessible = self._buffer.is_host_accessible
-            if device_accessible and not host_accessible:
-                device_type = kDLCUDA
-                self._dl_device_id = self._buffer.device_id
-                if self._dl_device_id < 0:
-                    # Buffer.from_handle memory the driver knows no device of: plain host memory.
-                    device_type = kDLCPU
-                    self._dl_device_id = 0
-            elif device_accessible and host_accessible:
-                device_type = kDLCUDAHost
-                self._dl_device_id = 0
-            elif host_accessible:
+            device_type, self._dl_device_id = classify_dl_device(self._buffer)
+            if device_type == kDLCUDA and self._dl_device_id < 0:
+                # Buffer.from_handle memory the driver knows no device of: plain host memory.
                 device_type = kDLCPU
                 self._dl_device_id = 0
-            else:
-                raise BufferError("buffer is neither device-accessible nor host-accessible")
         elif self.is_device_accessible:
             device_type = kDLCUDA
             self._dl_device_id = self.device_id
