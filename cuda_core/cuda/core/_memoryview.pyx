@@ -69,6 +69,7 @@ except ImportError:
 
 __all__ = ["StridedMemoryView", "args_viewable_as_strided_memory"]
 
+# CUpointer_attribute CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL (cuda.h).
 cdef int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
 
 # The DLPack C exchange API (DLPack 1.3's DLPackExchangeAPI): function pointers a
