@@ -45,7 +45,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SIDES = ("upstream", "ours")
 # pytest -v prints "NODEID STATUS [ nn%]" per test phase as it goes, so even a killed run says what it got through
 VERBOSE_LINE = re.compile(r"^(?P<node>\S+?\.py::\S.*?) (?P<status>PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?:\s|$)")
-COLLECT_ERROR = re.compile(r"^ERROR collecting (?P<path>\S+)", re.M)
+# a file or class that failed to collect: pytest's section header, and its short-summary line (no status after it)
+COLLECT_ERROR = re.compile(r"^_+ ERROR collecting (\S+) _+$|^ERROR (\S+?)(?: - .*)?$", re.M)
 # the worst phase decides a test's outcome: a pass whose teardown errs is an error
 SEVERITY = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 2, "failed": 3, "error": 4}
 STATUS_NAMES = {"PASSED": "passed", "FAILED": "failed", "ERROR": "error", "SKIPPED": "skipped",
@@ -87,7 +88,9 @@ def parse_pytest_output(run: Run) -> None:
         node = m.group("node")
         if node not in run.nodes or SEVERITY[status] >= SEVERITY[run.nodes[node]]:
             run.nodes[node] = status
-    run.collect_errors = len(set(COLLECT_ERROR.findall(run.output)))
+    # summary ERROR lines of tests that ran (setup/teardown errors) are already in run.nodes; one count per file
+    broken = {a or b for a, b in COLLECT_ERROR.findall(run.output)} - set(run.nodes)
+    run.collect_errors = len({name.split("::")[0] for name in broken})
     if run.rc not in (None, 0, 1, 5) and not run.nodes and not run.collect_errors and not run.timed_out:
         run.collect_errors = 1   # pytest stopped before any test (usage error, internal error, crash)
     if run.timed_out and not run.nodes:
@@ -165,10 +168,14 @@ def describe(run: Run) -> str:
     if run.rc is None:
         return "not run (budget spent)"
     if run.kind == "example":
-        return "ok" if run.rc == 0 else ("timeout" if run.timed_out else f"fail (exit {run.rc})")
+        if run.rc == 0:
+            return "ok"
+        return "timeout" if run.timed_out else (f"crash (signal {-run.rc})" if run.rc < 0 else f"fail (exit {run.rc})")
     c = run.counts()
     text = f"{c['passed']}/{c['failed']}/{c['errors']}/{c['skipped']}"
-    return text + (" TIMEOUT" if run.timed_out else "")
+    if run.timed_out:
+        return text + " TIMEOUT"
+    return text + (f" CRASH (signal {-run.rc})" if run.rc < 0 else "")
 
 
 def parse_env(pairs: list[str]) -> dict:
