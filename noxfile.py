@@ -915,7 +915,8 @@ def upstream_side_by_side(session):
     if left < 30:
         fail(session, f"the budget is spent after the build ({left} s left)")
     rc, out = capture(session, "python", str(ROOT / "ci" / "upstream_side_by_side.py"),
-                      "--ours-python", "python", "--upstream-python", str(theirs), "--out", str(out_dir),
+                      "--ours-python", str(Path(session.bin) / "python"), "--upstream-python", str(theirs),
+                      "--out", str(out_dir),
                       "--budget", str(left), *[f"--ours-env={e}" for e in ours_env],
                       *[f"--upstream-env={e}" for e in theirs_env], cwd=str(ROOT), timeout=left + 60)
     (out_dir / "side_by_side_console.log").write_text(out)
