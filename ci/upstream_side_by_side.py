@@ -52,7 +52,7 @@ SEVERITY = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 2, "failed": 3, 
 STATUS_NAMES = {"PASSED": "passed", "FAILED": "failed", "ERROR": "error", "SKIPPED": "skipped",
                 "XFAIL": "xfailed", "XPASS": "xpassed"}
 # expected cost, to start the long runs first (seconds, a guess refined by nothing but ordering)
-SLOW_HINTS = (("memory_ipc", 60), ("test_memory", 50), ("graph", 40), ("test_launcher", 30), ("test_program", 30),
+SLOW_HINTS = (("test_object_protocols", 90), ("memory_ipc", 60), ("test_memory", 50), ("graph", 40), ("test_launcher", 30), ("test_program", 30),
               ("test_linker", 30), ("test_module", 25), ("system", 20))
 
 
