@@ -77,8 +77,9 @@ namespace cuda_sim {
 #define CUDA_SIM_EXTRA_FUNCTIONS(X) \
     X(cuStreamIsCapturing)
 
-// Every entry point the simulator exports: the core's table, then the extras.
-#define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_DRIVER_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
+// Every entry point the simulator exports: the core's table (the optional
+// entry points too: api_textures.cpp), then the extras.
+#define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
 
 enum Fn : int {
 #define SIM_FN_ENUM(name) FN_##name,

@@ -37,6 +37,7 @@ from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError  
 
 from cuda.core import system  # noqa: E402  (a module, as upstream's)
 from cuda.core import typing  # noqa: E402,F401  (upstream exposes cuda.core.typing)
+from cuda.core import texture  # noqa: E402,F401  (upstream imports cuda.core.texture)
 
 del check_not_mixed_with_upstream
 
