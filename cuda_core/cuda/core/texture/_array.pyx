@@ -177,11 +177,14 @@ cdef int _device_or_current(object device_id) except -2:
 cdef Stream _copy_stream(object stream):
     if isinstance(stream, Stream):
         return as_stream(stream)
+    if stream is None:
+        raise TypeError("stream is required and must not be None; pass device.default_stream explicitly to use "
+                        "the default stream.")
     # GraphBuilder belongs to cuda.core.graph; recognised by name so that this
     # module does not import that family.
     if type(stream).__name__ == "GraphBuilder" and isinstance(getattr(stream, "stream", None), Stream):
         return as_stream(stream.stream)
-    if stream is not None and hasattr(stream, "__cuda_stream__"):
+    if hasattr(stream, "__cuda_stream__"):
         return as_stream(stream)
     raise TypeError(f"Stream or GraphBuilder expected, got {type(stream).__name__}")
 

@@ -9,8 +9,6 @@ MipmappedArray is closed or collected.
 """
 from dataclasses import dataclass
 
-import operator
-
 from cuda.core._resource_handles cimport (
     CUDA_ARRAY3D_DESCRIPTOR, ContextHandle, MipmappedArrayHandle, OpaqueArrayHandle, create_mipmapped_array_handle,
     mipmapped_array_level, primary_context, raise_last_error,
@@ -104,21 +102,18 @@ cdef class MipmappedArray:
         RuntimeError
             If this mipmapped array has been closed.
         TypeError
-            If `level` is not an int.
+            If `level` is not a number.
         ValueError
             If `level` is outside ``[0, num_levels)``.
         """
         MipmappedArray_check_open(self)
-        if isinstance(level, bool):
-            raise TypeError("level must be an int, not bool")
-        try:
-            index = operator.index(level)
-        except TypeError:
-            raise TypeError(f"level must be an int, not {type(level).__name__}") from None
+        if isinstance(level, (str, bytes, bytearray)):
+            raise TypeError(f"level must be an int, not {type(level).__name__}")
+        index = int(level)   # as upstream: a float is truncated
         if index < 0:
             raise ValueError(f"level must be >= 0, got {index}")
         if index >= self._num_levels:
-            raise ValueError(f"level {index} is out of range for num_levels={self._num_levels}")
+            raise ValueError(f"level ({index}) must be < num_levels ({self._num_levels})")
         cdef OpaqueArrayHandle h = mipmapped_array_level(self._handle, <unsigned int>index)
         return _array_from_handle(h, self._device_id)
 
@@ -201,7 +196,7 @@ def _create_mipmapped_array(options, *, device_id=None):
     cdef CUDA_ARRAY3D_DESCRIPTOR desc = _array_desc(opts.shape, opts.format, opts.num_channels,
                                                     bool(opts.is_surface_load_store))
     if opts.num_levels >= (1 << 32):
-        raise ValueError(f"num_levels does not fit in 32 bits: {opts.num_levels}")
+        raise OverflowError(f"num_levels does not fit in 32 bits: {opts.num_levels}")
     cdef ContextHandle ctx = primary_context(dev)
     cdef MipmappedArrayHandle h = create_mipmapped_array_handle(ctx, desc, <unsigned int>opts.num_levels)
     if not h:

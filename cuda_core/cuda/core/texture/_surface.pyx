@@ -51,7 +51,7 @@ cdef class SurfaceObject:
 
     @property
     def resource(self):
-        """The :class:`~cuda.core.texture.ResourceDescriptor` this surface was built from."""
+        """The :class:`~cuda.core.texture.ResourceDescriptor` this surface was built from (None once closed)."""
         return self._source_ref
 
     @property
@@ -65,9 +65,10 @@ cdef class SurfaceObject:
 
         Destruction (``cuSurfObjectDestroy``) and release of the backing array
         happen via the handle's deleter when the last reference is dropped.
-        Idempotent.
+        Idempotent; :attr:`resource` is None afterwards.
         """
         self._handle.reset()
+        self._source_ref = None
 
     def __enter__(self):
         return self
@@ -76,9 +77,7 @@ cdef class SurfaceObject:
         self.close()
 
     def __repr__(self):
-        if not self._handle:
-            return "<SurfaceObject (closed)>"
-        return f"<SurfaceObject handle={self._handle.get().surface:#x}>"
+        return f"SurfaceObject(handle={self.handle:#x})"
 
 
 def _create_surface_object(resource, *, device_id=None):
@@ -97,7 +96,7 @@ def _create_surface_object(resource, *, device_id=None):
     cdef OpaqueArray arr = <OpaqueArray?>resource.source
     OpaqueArray_check_open(arr)
     if not arr._surface_load_store:
-        raise ValueError("SurfaceObject requires an OpaqueArray allocated with is_surface_load_store=True")
+        raise ValueError("OpaqueArray must be created with is_surface_load_store=True to be bound as a SurfaceObject")
     cdef int dev = _device_or_current(device_id)
     cdef ContextHandle ctx = primary_context(dev)
     cdef SurfObjectHandle h = create_surf_object_handle(ctx, arr._handle)

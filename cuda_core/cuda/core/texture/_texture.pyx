@@ -9,7 +9,6 @@ the Buffer first never leaves the texture reading freed memory.
 """
 from dataclasses import dataclass
 
-import operator
 
 from libc.string cimport memset
 
@@ -259,16 +258,12 @@ class ResourceDescriptor:
         return f"ResourceDescriptor(kind={self._kind!r})"
 
 
-# A non-negative int argument named `what` (bools refused).
+# An integer argument named `what`, converted as upstream converts it (int():
+# a float is truncated); a str or bytes is a TypeError, not a parse.
 def _int_arg(value, what):
-    if isinstance(value, bool):
-        raise TypeError(f"{what} must be an int, not bool")
-    try:
-        n = operator.index(value)
-    except TypeError:
-        raise TypeError(f"{what} must be an int, not {type(value).__name__}") from None
-    if n < 0:
-        raise ValueError(f"{what} must be non-negative, got {n}")
+    if isinstance(value, (str, bytes, bytearray)):
+        raise TypeError(f"{what} must be an int, not {type(value).__name__}")
+    n = int(value)
     if n >= (1 << 64):
         raise ValueError(f"{what} does not fit in 64 bits: {n}")
     return n
@@ -368,26 +363,24 @@ class TextureObjectOptions:
 # Fills the driver's CUDA_TEXTURE_DESC from validated options.
 cdef int _texture_desc(object opts, CUDA_TEXTURE_DESC* desc) except -1:
     modes = _normalize_address_modes(opts.address_mode)
-    if isinstance(opts.max_anisotropy, bool):
-        raise TypeError("max_anisotropy must be an int, not bool")
-    try:
-        anisotropy = operator.index(opts.max_anisotropy)
-    except TypeError:
-        raise TypeError(f"max_anisotropy must be an int, not {type(opts.max_anisotropy).__name__}") from None
+    anisotropy = _int_arg(opts.max_anisotropy, "max_anisotropy")
     if anisotropy < 0:
         raise ValueError(f"max_anisotropy must be >= 0, got {anisotropy}")
     if anisotropy >= (1 << 32):
-        raise ValueError(f"max_anisotropy does not fit in 32 bits: {anisotropy}")
+        raise OverflowError(f"max_anisotropy does not fit in 32 bits: {anisotropy}")
     if opts.border_color is None:
         border = (0.0, 0.0, 0.0, 0.0)
     else:
+        border = []
         try:
-            border = tuple(float(c) for c in opts.border_color)
-        except TypeError:
-            raise TypeError(f"border_color must be a tuple of 4 floats or None, "
-                            f"got {type(opts.border_color).__name__}") from None
+            for c in opts.border_color:
+                if isinstance(c, (str, bytes)):   # a number, not text that float() would parse
+                    raise TypeError
+                border.append(float(c))
+        except (TypeError, ValueError):
+            raise TypeError(f"border_color must be a tuple of 4 floats or None, got {opts.border_color!r}") from None
         if len(border) != 4:
-            raise ValueError(f"border_color must have 4 entries, got {len(border)}")
+            raise ValueError(f"border_color must have 4 elements, got {len(border)}")
     levels = []
     for name in ("mipmap_level_bias", "min_mipmap_level_clamp", "max_mipmap_level_clamp"):
         try:
@@ -452,7 +445,7 @@ cdef class TextureObject:
 
     @property
     def resource(self):
-        """The :class:`ResourceDescriptor` this texture was built from."""
+        """The :class:`ResourceDescriptor` this texture was built from (None once closed)."""
         return self._source_ref
 
     @property
@@ -471,9 +464,10 @@ cdef class TextureObject:
 
         Destruction (``cuTexObjectDestroy``) and release of the backing resource
         happen via the handle's deleter when the last reference is dropped.
-        Idempotent.
+        Idempotent; :attr:`resource` is None afterwards.
         """
         self._handle.reset()
+        self._source_ref = None
 
     def __enter__(self):
         return self
@@ -482,9 +476,7 @@ cdef class TextureObject:
         self.close()
 
     def __repr__(self):
-        if not self._handle:
-            return "<TextureObject (closed)>"
-        return f"<TextureObject handle={self._handle.get().texture:#x} kind={self._source_ref.kind!r}>"
+        return f"TextureObject(handle={self.handle:#x})"
 
 
 def _create_texture_object(resource, options, *, device_id=None):
