@@ -808,7 +808,7 @@ extern "C" __global__ void write2d(cudaSurfaceObject_t surf, int w, int h)
 }
 extern "C" __global__ void sample_lod(cudaTextureObject_t tex, float* out, float lod)
 {
-    out[0] = tex2DLod<float>(tex, 0.5f, 0.5f, lod);
+    out[0] = tex2DLod<float>(tex, 0.5f, 0.5f, lod);   // normalized: the centre of the level
 }
 """
 
@@ -895,16 +895,18 @@ def test_gpu_kernel_fetches_a_linear_texture(device, stream, gpu_kernels):
 def test_gpu_kernel_writes_through_a_surface(device, stream, gpu_kernels):
     from cuda.core.texture import ResourceDescriptor
 
+    from cuda.core.texture import OpaqueArray
+
     w, h = 32, 4
     arr = device.create_opaque_array(_opts(shape=(w, h), fmt="uint32", surface=True))
     surf = device.create_surface_object(resource=ResourceDescriptor.from_opaque_array(arr))
+    reader = OpaqueArray._from_handle(arr.handle, False)   # a non-owning view, to read the result back
     arr.close()                       # the surface keeps the array alive
     _launch(stream, gpu_kernels["write2d"], (4, 1, 1), (8, 4, 1), np.uint64(surf.handle), np.int32(w), np.int32(h))
-    stream.sync()
     host = np.zeros((h, w), dtype=np.uint32)
-    level_view = surf.resource.source
-    level_view.copy_to(host, stream=stream)
+    reader.copy_to(host, stream=stream)
     stream.sync()
+    reader.close()
     surf.close()
     expected = 3 * np.arange(w)[None, :] + 1000 * np.arange(h)[:, None]
     np.testing.assert_array_equal(host, expected.astype(np.uint32))
@@ -920,7 +922,8 @@ def test_gpu_mipmap_levels_are_written_and_sampled(device, stream, gpu_kernels):
         with mip.get_level(level) as lvl:
             lvl.copy_from(np.full((side, side), 10.0 * level, dtype=np.float32), stream=stream)
     tex = device.create_texture_object(resource=ResourceDescriptor.from_mipmapped_array(mip),
-                                       options=TextureObjectOptions(max_mipmap_level_clamp=3.0))
+                                       options=TextureObjectOptions(normalized_coords=True,
+                                                                    max_mipmap_level_clamp=3.0))
     mip.close()                       # the texture keeps the mipmap alive
     out = device.memory_resource.allocate(4, stream=stream)
     got = []

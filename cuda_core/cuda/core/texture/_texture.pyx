@@ -360,8 +360,13 @@ class TextureObjectOptions:
         self.mipmap_filter_mode = _normalize_enum("mipmap_filter_mode", self.mipmap_filter_mode, FilterModeType)
 
 
-# Fills the driver's CUDA_TEXTURE_DESC from validated options.
-cdef int _texture_desc(object opts, CUDA_TEXTURE_DESC* desc) except -1:
+# The driver's half and float formats (CU_AD_FORMAT_HALF, CU_AD_FORMAT_FLOAT).
+_FLOAT_FORMATS = (0x10, 0x20)
+
+
+# Fills the driver's CUDA_TEXTURE_DESC from validated options, for a resource
+# of driver format `cu_format`.
+cdef int _texture_desc(object opts, int cu_format, CUDA_TEXTURE_DESC* desc) except -1:
     modes = _normalize_address_modes(opts.address_mode)
     anisotropy = _int_arg(opts.max_anisotropy, "max_anisotropy")
     if anisotropy < 0:
@@ -388,7 +393,11 @@ cdef int _texture_desc(object opts, CUDA_TEXTURE_DESC* desc) except -1:
         except (TypeError, ValueError):
             raise TypeError(f"{name} must be a float, got {type(getattr(opts, name)).__name__}") from None
     flags = 0
-    if _normalize_enum("read_mode", opts.read_mode, ReadModeType) == ReadModeType.ELEMENT_TYPE:
+    # ELEMENT_TYPE keeps integer texels integers; float texels are floats
+    # either way, so the flag is set for integer formats only (as the CUDA
+    # runtime does for cudaReadModeElementType).
+    read_mode = _normalize_enum("read_mode", opts.read_mode, ReadModeType)
+    if read_mode == ReadModeType.ELEMENT_TYPE and cu_format not in _FLOAT_FORMATS:
         flags |= _TRSF_READ_AS_INTEGER
     if opts.normalized_coords:
         flags |= _TRSF_NORMALIZED_COORDINATES
@@ -496,20 +505,24 @@ def _create_texture_object(resource, options, *, device_id=None):
     cdef TextureBacking backing
     cdef Buffer buf
     memset(&res, 0, sizeof(res))
+    cdef int cu_format
     kind = resource.kind
     source = resource.source
     if kind == "array":
         OpaqueArray_check_open(<OpaqueArray?>source)
         res.resType = CU_RESOURCE_TYPE_ARRAY
         backing.array = (<OpaqueArray>source)._handle
+        cu_format = (<OpaqueArray>source)._format
     elif kind == "mipmapped_array":
         MipmappedArray_check_open(<MipmappedArray?>source)
         res.resType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
         backing.mipmap = (<MipmappedArray>source)._handle
+        cu_format = (<MipmappedArray>source)._format
     elif kind == "linear" or kind == "pitch2d":
         buf = <Buffer?>source
         buf._check_open()
         backing.memory = buf._h
+        cu_format = _ARRAYFORMAT_TO_CU[resource.format]
         if kind == "linear":
             res.resType = CU_RESOURCE_TYPE_LINEAR
             res.res.linear.devPtr = <CUdeviceptr>buf._ptr
@@ -526,7 +539,7 @@ def _create_texture_object(resource, options, *, device_id=None):
             res.res.pitch2D.pitchInBytes = <size_t>resource.pitch_bytes
     else:
         raise NotImplementedError(f"ResourceDescriptor kind {kind!r} is not yet supported")
-    _texture_desc(opts, &tex)
+    _texture_desc(opts, cu_format, &tex)
     cdef int dev = _device_or_current(device_id)
     cdef ContextHandle ctx = primary_context(dev)
     cdef TexObjectHandle h = create_tex_object_handle(ctx, res, tex, backing)
