@@ -16,7 +16,8 @@ from libc.string cimport memset
 from cuda.core._memory._buffer cimport Buffer
 from cuda.core._resource_handles cimport (
     CU_MEMORYTYPE_ARRAY, CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST, CUDA_ARRAY3D_SURFACE_LDST, CUarray,
-    CUarray_format, CUDA_ARRAY3D_DESCRIPTOR, CUDA_MEMCPY3D, CUdeviceptr, CUresult, ContextHandle, OpaqueArrayHandle,
+    CUarray_format, CUDA_ARRAY3D_DESCRIPTOR, CUDA_MEMCPY3D, CUdeviceptr, CUresult, ContextHandle, DevicePtrHandle,
+    OpaqueArrayHandle, StreamHandle,
     address_arg, array_copy_3d, array_descriptor, borrow_array_handle, check, create_array_handle,
     current_device_ordinal, primary_context, raise_last_error, size_arg,
 )
@@ -199,6 +200,11 @@ cdef int _copy3d(OpaqueArray arr, object other, Stream stream, bint to_array) ex
     cdef Buffer buf
     cdef CUresult r
     OpaqueArray_check_open(arr)
+    # Held for the call: a close() from another thread while the GIL is
+    # released cannot destroy the array or free the Buffer mid-copy.
+    cdef OpaqueArrayHandle keep_array = arr._handle
+    cdef DevicePtrHandle keep_memory
+    cdef StreamHandle keep_stream = stream._h
     width_bytes, height, depth = arr._extent_bytes()
     cdef size_t required = <size_t>width_bytes * <size_t>height * <size_t>depth
     memset(&params, 0, sizeof(params))
@@ -208,6 +214,7 @@ cdef int _copy3d(OpaqueArray arr, object other, Stream stream, bint to_array) ex
     if isinstance(other, Buffer):
         buf = <Buffer>other
         buf._check_open()
+        keep_memory = buf._h
         if buf._size < required:
             raise ValueError(f"Buffer size ({buf._size} bytes) is smaller than the array extent ({required} bytes)")
     else:
@@ -222,7 +229,7 @@ cdef int _copy3d(OpaqueArray arr, object other, Stream stream, bint to_array) ex
             raise ValueError(f"Host buffer has {view.len} bytes, smaller than the array extent ({required} bytes)")
         if to_array:
             params.dstMemoryType = CU_MEMORYTYPE_ARRAY
-            params.dstArray = arr._handle.get().array
+            params.dstArray = keep_array.get().array
             params.srcPitch = width_bytes
             params.srcHeight = height
             if have_view:
@@ -233,7 +240,7 @@ cdef int _copy3d(OpaqueArray arr, object other, Stream stream, bint to_array) ex
                 params.srcDevice = <CUdeviceptr>buf._ptr
         else:
             params.srcMemoryType = CU_MEMORYTYPE_ARRAY
-            params.srcArray = arr._handle.get().array
+            params.srcArray = keep_array.get().array
             params.dstPitch = width_bytes
             params.dstHeight = height
             if have_view:
@@ -242,7 +249,7 @@ cdef int _copy3d(OpaqueArray arr, object other, Stream stream, bint to_array) ex
             else:
                 params.dstMemoryType = CU_MEMORYTYPE_DEVICE
                 params.dstDevice = <CUdeviceptr>buf._ptr
-        r = array_copy_3d(params, stream._h, arr._handle.get().context)
+        r = array_copy_3d(params, keep_stream, keep_array.get().context)
         check(r)
     finally:
         if have_view:
