@@ -14,7 +14,8 @@ import inspect
 import numpy as np
 import pytest
 
-from helpers import run_python, sim_library, stale_accesses
+from helpers import run_python, run_scenario_script, sim_library, stale_accesses
+from helpers.upstream import run_upstream_scenario
 
 TEXTURE_CLASSES = ["MipmappedArray", "MipmappedArrayOptions", "OpaqueArray", "OpaqueArrayOptions",
                    "ResourceDescriptor", "SurfaceObject", "TextureObject", "TextureObjectOptions"]
@@ -528,7 +529,7 @@ def test_linear_and_pitch2d_descriptors(device, stream):
             ResourceDescriptor.from_linear(buf, format="uint8", num_channels=3)
         with pytest.raises(ValueError, match="format must be an ArrayFormatType"):
             ResourceDescriptor.from_pitch2d(buf, format=0, num_channels=1, width=8, height=8, pitch_bytes=64)
-        with pytest.raises(ValueError, match=r"pitch_bytes \(32\) must be >= width \* element_size \(64\)"):
+        with pytest.raises(ValueError, match=r"pitch_bytes \(32\) must be >= width \* element_bytes \(64\)"):
             ResourceDescriptor.from_pitch2d(buf, format="uint32", num_channels=1, width=16, height=8, pitch_bytes=32)
         with pytest.raises(ValueError, match=r"pitch_bytes \* height \(65536\) exceeds buffer.size \(4096\)"):
             ResourceDescriptor.from_pitch2d(buf, format="uint8", num_channels=4, width=64, height=128, pitch_bytes=512)
@@ -781,6 +782,36 @@ def test_objects_made_by_one_device_report_it(device):
             from cuda.core.texture import ResourceDescriptor
             with dev.create_texture_object(resource=ResourceDescriptor.from_opaque_array(arr)) as tex:
                 assert tex.device is dev
+
+
+# ---------------------------------------------------------------- parity with upstream 1.2.2
+
+def _normalized(answers):
+    """A CUDAError compares by its CUresult name (the text after it is each package's own)."""
+    return {k: (" ".join(v.split()[:2]) if v.startswith("CUDAError:") else v) for k, v in answers.items()}
+
+
+def test_the_parity_scenario_runs_here():
+    answers, proc = run_scenario_script("texture_parity.py")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert answers["copy: round trip"] == "ok" and answers["texture: every option"] == "ok"
+    assert answers["surface: ok"] == "ok" and answers["texture: linear"] == "ok"
+    assert answers["closed: copy"] == "RuntimeError: OpaqueArray has been closed"
+    assert _normalized(answers)["create: too many levels"] == "CUDAError: CUDA_ERROR_INVALID_VALUE:"
+    assert sum(v == "ok" for v in answers.values()) == 5, answers
+
+
+@pytest.mark.upstream
+def test_every_answer_is_upstreams(upstream_cuda_core):
+    """The same calls on NVIDIA's cuda-core 1.2.2 (on the same driver, simulated
+    or real) give the same outcome: the same exception type and message."""
+    ours, proc = run_scenario_script("texture_parity.py")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    theirs, proc = run_upstream_scenario(upstream_cuda_core, "texture_parity.py")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    ours, theirs = _normalized(ours), _normalized(theirs)
+    differ = {k: (ours[k], theirs.get(k)) for k in ours if ours[k] != theirs.get(k)}
+    assert differ == {}
 
 
 # ---------------------------------------------------------------- GPU: real kernels read and write

@@ -202,7 +202,7 @@ class ResourceDescriptor:
         elem = _FORMAT_ELEM_SIZE[_ARRAYFORMAT_TO_CU[fmt]] * int(num_channels)
         min_pitch = w * elem
         if p < min_pitch:
-            raise ValueError(f"pitch_bytes ({p}) must be >= width * element_size ({min_pitch})")
+            raise ValueError(f"pitch_bytes ({p}) must be >= width * element_bytes ({min_pitch})")
         if p * h > int(buffer.size):
             raise ValueError(f"pitch_bytes * height ({p * h}) exceeds buffer.size ({int(buffer.size)})")
         return cls._make("pitch2d", buffer, fmt, int(num_channels), width=w, height=h, pitch_bytes=p)
@@ -370,7 +370,7 @@ cdef int _texture_desc(object opts, int cu_format, CUDA_TEXTURE_DESC* desc) exce
     modes = _normalize_address_modes(opts.address_mode)
     anisotropy = _int_arg(opts.max_anisotropy, "max_anisotropy")
     if anisotropy < 0:
-        raise ValueError(f"max_anisotropy must be >= 0, got {anisotropy}")
+        raise ValueError("max_anisotropy must be >= 0")
     if anisotropy >= (1 << 32):
         raise OverflowError(f"max_anisotropy does not fit in 32 bits: {anisotropy}")
     if opts.border_color is None:
