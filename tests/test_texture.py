@@ -585,8 +585,9 @@ def test_texture_objects_over_every_kind_of_resource(device, stream):
                  ResourceDescriptor.from_linear(buf, format="float32", num_channels=1),
                  ResourceDescriptor.from_pitch2d(buf, format="uint8", num_channels=4, width=32, height=16,
                                                  pitch_bytes=256)]
+    # normalized_float: linear filtering of the pitch2D resource's uint8 texels returns floats
     opts = TextureObjectOptions(address_mode=(AddressModeType.WRAP, "clamp"), filter_mode=FilterModeType.LINEAR,
-                                normalized_coords=True, mipmap_filter_mode="linear", max_mipmap_level_clamp=2.0,
+                                read_mode="normalized_float", normalized_coords=True, mipmap_filter_mode="linear", max_mipmap_level_clamp=2.0,
                                 border_color=(1, 0.5, 0, 1), max_anisotropy=4)
     handles = set()
     for res in resources:

@@ -30,6 +30,8 @@ def main():
     buf = dev.memory_resource.allocate(4096, stream=s)
     small = dev.memory_resource.allocate(32, stream=s)
     res = ResourceDescriptor.from_opaque_array(arr)
+    floats = dev.create_opaque_array(OpaqueArrayOptions(shape=(4, 4), format="float32", num_channels=1))
+    float_res = ResourceDescriptor.from_opaque_array(floats)
     lin = ResourceDescriptor.from_linear(buf, format="uint8", num_channels=1)
 
     def tex(**options):
@@ -84,8 +86,9 @@ def main():
         "texture: short border": lambda: tex(border_color=(0.0, 0.0)),
         "texture: empty address modes": lambda: tex(address_mode=()),
         "texture: bad address mode": lambda: tex(address_mode=("wrap", "bad")),
-        "texture: every option": lambda: tex(address_mode=("wrap", "clamp"), filter_mode="linear",
-                                             normalized_coords=True, border_color=(1, 0, 0, 1)),
+        "texture: every option": lambda: dev.create_texture_object(resource=float_res, options=TextureObjectOptions(
+            address_mode=("wrap", "clamp"), filter_mode="linear", normalized_coords=True,
+            border_color=(1, 0, 0, 1), max_anisotropy=2, mipmap_level_bias=0.5)).close(),
         "texture: linear": lambda: dev.create_texture_object(resource=lin).close(),
         "surface: not ldst": lambda: dev.create_surface_object(resource=res),
         "surface: linear": lambda: dev.create_surface_object(resource=lin),
@@ -94,6 +97,7 @@ def main():
     }
     answers = {label: outcome(fn) for label, fn in calls.items()}
     arr.close()
+    floats.close()
     mip.close()
     buf.close()
     answers["closed: copy"] = outcome(lambda: arr.copy_from(bytearray(64), stream=s))
