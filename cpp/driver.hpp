@@ -105,13 +105,25 @@ namespace cuda_core {
 // one is still accepted, and the missing slot returns CUDA_ERROR_NOT_SUPPORTED,
 // so the one feature that needs it raises a clear CUDAError. Append new ones
 // at the end.
-#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X)    \
-    X(cuCheckpointProcessGetState)            \
-    X(cuCheckpointProcessGetRestoreThreadId)  \
-    X(cuCheckpointProcessLock)                \
-    X(cuCheckpointProcessCheckpoint)          \
-    X(cuCheckpointProcessRestore)             \
-    X(cuCheckpointProcessUnlock)
+#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X)        \
+    X(cuCheckpointProcessGetState)                    \
+    X(cuCheckpointProcessGetRestoreThreadId)          \
+    X(cuCheckpointProcessLock)                        \
+    X(cuCheckpointProcessCheckpoint)                  \
+    X(cuCheckpointProcessRestore)                     \
+    X(cuCheckpointProcessUnlock)                      \
+    X(cuArray3DCreate)                                \
+    X(cuArrayDestroy)                                 \
+    X(cuArray3DGetDescriptor)                         \
+    X(cuMipmappedArrayCreate)                         \
+    X(cuMipmappedArrayDestroy)                        \
+    X(cuMipmappedArrayGetLevel)                       \
+    X(cuTexObjectCreate)                              \
+    X(cuTexObjectDestroy)                             \
+    X(cuTexObjectGetResourceDesc)                     \
+    X(cuSurfObjectCreate)                             \
+    X(cuSurfObjectDestroy)                            \
+    X(cuMemcpy3DAsync)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

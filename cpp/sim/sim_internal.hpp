@@ -80,13 +80,25 @@ namespace cuda_sim {
 // The optional entry points of the core's table (CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS)
 // that the simulator models; an optional one not listed here is absent, as from
 // an older driver, and the core's slot for it returns CUDA_ERROR_NOT_SUPPORTED.
-#define CUDA_SIM_OPTIONAL_FUNCTIONS(X)         \
-    X(cuCheckpointProcessGetState)            \
-    X(cuCheckpointProcessGetRestoreThreadId)  \
-    X(cuCheckpointProcessLock)                \
-    X(cuCheckpointProcessCheckpoint)          \
-    X(cuCheckpointProcessRestore)             \
-    X(cuCheckpointProcessUnlock)
+#define CUDA_SIM_OPTIONAL_FUNCTIONS(X)          \
+    X(cuCheckpointProcessGetState)              \
+    X(cuCheckpointProcessGetRestoreThreadId)    \
+    X(cuCheckpointProcessLock)                  \
+    X(cuCheckpointProcessCheckpoint)            \
+    X(cuCheckpointProcessRestore)               \
+    X(cuCheckpointProcessUnlock)                \
+    X(cuArray3DCreate)                          \
+    X(cuArrayDestroy)                           \
+    X(cuArray3DGetDescriptor)                   \
+    X(cuMipmappedArrayCreate)                   \
+    X(cuMipmappedArrayDestroy)                  \
+    X(cuMipmappedArrayGetLevel)                 \
+    X(cuTexObjectCreate)                        \
+    X(cuTexObjectDestroy)                       \
+    X(cuTexObjectGetResourceDesc)               \
+    X(cuSurfObjectCreate)                       \
+    X(cuSurfObjectDestroy)                      \
+    X(cuMemcpy3DAsync)
 
 // Every entry point the simulator exports: the core's table, the modelled
 // optional ones, then the extras.
