@@ -970,12 +970,13 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         "cuStreamIsCapturing",
         // CUDA_SIM_OPTIONAL_FUNCTIONS (sim_internal.hpp): the optional entry points it models
         // (api_checkpoint.cpp, api_textures.cpp)
-        "cuCheckpointProcessGetState", "cuCheckpointProcessGetRestoreThreadId", "cuCheckpointProcessLock",
-        "cuCheckpointProcessCheckpoint", "cuCheckpointProcessRestore", "cuCheckpointProcessUnlock",
-        SIMT_STR(cuArray3DCreate), SIMT_STR(cuArrayDestroy), SIMT_STR(cuArray3DGetDescriptor),
-        "cuMipmappedArrayCreate", "cuMipmappedArrayDestroy", "cuMipmappedArrayGetLevel", "cuTexObjectCreate",
-        "cuTexObjectDestroy", "cuTexObjectGetResourceDesc", "cuSurfObjectCreate", "cuSurfObjectDestroy",
-        SIMT_STR(cuMemcpy3DAsync)};
+        SIMT_STR(cuCheckpointProcessGetState), SIMT_STR(cuCheckpointProcessGetRestoreThreadId),
+        SIMT_STR(cuCheckpointProcessLock), SIMT_STR(cuCheckpointProcessCheckpoint),
+        SIMT_STR(cuCheckpointProcessRestore), SIMT_STR(cuCheckpointProcessUnlock), SIMT_STR(cuArray3DCreate),
+        SIMT_STR(cuArrayDestroy), SIMT_STR(cuArray3DGetDescriptor), SIMT_STR(cuMipmappedArrayCreate),
+        SIMT_STR(cuMipmappedArrayDestroy), SIMT_STR(cuMipmappedArrayGetLevel), SIMT_STR(cuTexObjectCreate),
+        SIMT_STR(cuTexObjectDestroy), SIMT_STR(cuTexObjectGetResourceDesc), SIMT_STR(cuSurfObjectCreate),
+        SIMT_STR(cuSurfObjectDestroy), SIMT_STR(cuMemcpy3DAsync)};
     std::string cmd = std::string("nm -D --defined-only '") + path + "' 2>&1";
     FILE* nm = popen(cmd.c_str(), "r");
     ASSERT_NE(nm, nullptr) << cmd;
