@@ -30,7 +30,7 @@
 
 #include <cuda.h>
 
-#include "../driver.hpp"  // CUDA_CORE_DRIVER_FUNCTIONS: the list we must export
+#include "../driver.hpp"  // CUDA_CORE_ALL_DRIVER_FUNCTIONS: the list we must export
 #include "errors.inc"
 
 #include <fcntl.h>
@@ -78,7 +78,7 @@ namespace cuda_sim {
     X(cuStreamIsCapturing)
 
 // Every entry point the simulator exports: the core's table, then the extras.
-#define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_DRIVER_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
+#define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
 
 enum Fn : int {
 #define SIM_FN_ENUM(name) FN_##name,
@@ -100,6 +100,7 @@ struct Knobs {
     int physical[kMaxDevices] = {};  // visible ordinal -> physical device (CUDA_VISIBLE_DEVICES)
     bool peer_access = true;
     size_t default_pool_bytes = size_t(1) << 30;
+    int driver_version = 13000;  // CUDA_SIM_DRIVER_VERSION: what cuDriverGetVersion reports
 };
 extern Knobs g_knobs;
 
@@ -145,6 +146,7 @@ struct Stream {
     int dev;
     unsigned flags;
     int priority;
+    int ctx_id = 0;  // the context stack id of its context (0: the device's primary context)
 };
 
 struct Event {
@@ -343,13 +345,26 @@ struct State {
 };
 State& S();
 
-extern thread_local int t_ctx_stack[kCtxStackDepth];  // device + 1
+// The per-thread context stack holds context ids: a primary context's is its
+// device + 1; a green context's (api_green_contexts.cpp) is kGreenCtxIdBase + its
+// serial * kMaxDevices + its device, so the device of any id is known without a lock.
+extern thread_local int t_ctx_stack[kCtxStackDepth];
 extern thread_local int t_ctx_depth;
+constexpr int kGreenCtxIdBase = 1 << 20;
 
 int current_dev();
+// The id on top of this thread's stack (0: none).
+int current_ctx_id();
 CUcontext ctx_handle(int dev);
+// The CUcontext of a context id.
+CUcontext ctx_handle_of_id(int id);
 int ctx_dev(CUcontext c);
+// The context id of a live context (primary or green), or 0.
+int ctx_id_of(CUcontext c);
 bool valid_dev(CUdevice d);
+// Whether the green context of `id` (>= kGreenCtxIdBase) is alive (api_green_contexts.cpp;
+// takes the green-context lock, a leaf: callers may hold S().mu).
+bool green_ctx_id_alive(int id);
 
 using Shared = std::shared_lock<ForkSafeRWLock>;
 using Excl = std::unique_lock<ForkSafeRWLock>;

@@ -941,7 +941,7 @@ TEST_F(SimChild, Fail) {
 }  // namespace
 
 // The library's exported ABI: exactly the driver entry points of
-// CUDA_CORE_DRIVER_FUNCTIONS (macro-expanded names) and the cuSim*
+// CUDA_CORE_ALL_DRIVER_FUNCTIONS (macro-expanded names; the optional ones too) and the cuSim*
 // helpers, nothing else (the sources are split over many files; exports.map
 // and -fvisibility=hidden keep everything else local). Reads the dynamic
 // symbol table with nm (binutils).
@@ -951,7 +951,7 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
     if (!path || !*path) path = CUDA_SIM_LIBRARY_PATH;
     std::vector<std::string> expected = {
 #define SIMT_NAME(name) SIMT_STR(name),
-        CUDA_CORE_DRIVER_FUNCTIONS(SIMT_NAME)
+        CUDA_CORE_ALL_DRIVER_FUNCTIONS(SIMT_NAME)
 #undef SIMT_NAME
         "cuSimIsSimulator", "cuSimCallCount", "cuSimResetCallCounts", "cuSimMaxConcurrentCalls",
         "cuSimStaleAccessCount", "cuSimLastStaleAccess", "cuSimLastFreeStream",
