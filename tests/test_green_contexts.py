@@ -35,6 +35,7 @@ from cuda.core._utils.cuda_utils import CUDAError
 from cuda.core.typing import WorkqueueSharingScopeType
 
 from helpers import DRIVER_SIMULATED, run_python, sim_library
+from helpers.api_helpers import host_bytes
 from helpers.kernels import FILL_NAME, compile_fill, expected_fill
 
 STRUCTURED = system.driver_version >= (13, 1) if not DRIVER_SIMULATED else False
@@ -361,17 +362,8 @@ def test_kernel_on_a_green_context_stream(device, green, target):
     n = 200
     buf = device.allocate(n, stream=stream)
     launch(stream, LaunchConfig(grid=2, block=64), kernel, buf, np.uint64(n), np.uint32(5))
-    host = bytearray(n)
-    stream.sync()
-    from cuda.core import LegacyPinnedMemoryResource
-
-    pinned = LegacyPinnedMemoryResource().allocate(n)
-    buf.copy_to(pinned, stream=stream)
-    stream.sync()
-    host[:] = bytes(np.from_dlpack(pinned).view(np.uint8))
-    assert bytes(host) == expected_fill(n, 5)
+    assert host_bytes(buf, stream) == expected_fill(n, 5)
     buf.close(stream)
-    pinned.close()
 
 
 @pytest.mark.skipif(system.num_devices < 2, reason="needs two devices")
@@ -482,18 +474,9 @@ def test_gpu_green_contexts_run_kernels_concurrently_on_their_partitions(device,
             n = 1 << 16
             buf = device.allocate(n, stream=stream)
             launch(stream, LaunchConfig(grid=64, block=256), kernel, buf, np.uint64(n), np.uint32(seed))
-            host = np.empty(n, dtype=np.uint8)
-            stream.sync()
-            from cuda.core import LegacyPinnedMemoryResource
-
-            pinned = LegacyPinnedMemoryResource().allocate(n)
-            buf.copy_to(pinned, stream=stream)
-            stream.sync()
-            host[:] = np.from_dlpack(pinned).view(np.uint8)
-            assert host.tobytes() == expected_fill(n, seed)
+            assert host_bytes(buf, stream) == expected_fill(n, seed)
             assert ctx.resources.sm.sm_count == groups[seed - 1].sm_count
             buf.close(stream)
-            pinned.close()
     finally:
         for ctx in contexts:
             ctx.close()

@@ -38,7 +38,17 @@ class ContextOptions:
         a device's whole SMs) and at most one
         :class:`~cuda.core.WorkqueueResource`.
     """
+    __slots__ = ("resources",)
     resources: DeviceResourcesType
+
+
+# The required field as a documented member of the class, as upstream's (a
+# dataclass field without a default is no class attribute): a property over its slot.
+_resources_slot = ContextOptions.resources
+ContextOptions.resources = property(
+    _resources_slot.__get__, _resources_slot.__set__,
+    doc="The device resources of the green context (an iterable of SMResource and WorkqueueResource).")
+del _resources_slot
 
 
 # This thread's current CUcontext (NULL: none).
@@ -64,8 +74,10 @@ cdef Context noted_current():
 
 
 cdef ContextHandle context_for_new_work(int device_id) except *:
-    cdef Context ctx = noted_current()
-    if ctx is not None and ctx._h.get().device_ordinal == device_id:
+    cdef Context ctx = getattr(_current, "context", None)
+    # only a green context needs the driver asked (the common case costs no call)
+    if ctx is not None and ctx._h and ctx._h.get().green != NULL and ctx._h.get().device_ordinal == device_id \
+            and _current_raw() == ctx._h.get().context:
         return ctx._h
     return primary_context(device_id)
 

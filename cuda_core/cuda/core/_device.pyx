@@ -7,7 +7,7 @@ backs the module cuda.core.system.
 ordinal (test suites reset it with ``del _tls.devices``)."""
 from libc.stdint cimport uintptr_t
 
-from cuda.core._context cimport Context, note_current, noted_current
+from cuda.core._context cimport Context, context_for_new_work, note_current, noted_current
 from cuda.core._device_resources cimport context_resources, DeviceResources
 from cuda.core._event cimport Event
 from cuda.core._resource_handles cimport (
@@ -685,10 +685,13 @@ class Device:
         here, else the device's primary context (which this package retains
         once, on first use, for the life of the process).
         """
-        cdef Context current = noted_current()
-        if current is not None and current._h.get().device_ordinal == self._id:
-            return current
-        return Context._wrap(primary_context(self._id))
+        cdef ContextHandle h = context_for_new_work(self._id)
+        cdef Context current
+        if h.get().green != NULL:
+            current = noted_current()   # the green Context object this thread made current
+            if current is not None and current._h.get().context == h.get().context:
+                return current
+        return Context._wrap(h)
 
     @property
     def _context(self):

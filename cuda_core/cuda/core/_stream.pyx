@@ -108,6 +108,8 @@ cdef class Stream:
             raise ValueError("obj and options cannot be both specified")
         if obj is not None:
             return Stream._view_as(cls, obj)
+        if isinstance(ctx, Context) and ctx.is_green:   # a green context's own streams
+            return Stream._create_in(cls, (<Context>ctx)._h, options, True)
         if ctx is not None and not hasattr(ctx, "device"):
             raise TypeError(f"ctx must be a Context, not {type(ctx).__name__}")
         if device_id is None:
