@@ -366,6 +366,53 @@ def test_kernel_on_a_green_context_stream(device, green, target):
     buf.close(stream)
 
 
+def test_an_empty_remainder_is_refused_by_the_driver(device, sm):
+    groups, rest = sm.split(SMResourceOptions(count=sm.min_partition_size))
+    while rest.sm_count >= sm.min_partition_size:   # use up every SM
+        _, rest = rest.split(SMResourceOptions(count=sm.min_partition_size))
+    if rest.sm_count == 0:
+        with pytest.raises(CUDAError):
+            device.create_context(ContextOptions(resources=[rest]))
+    with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION"):
+        rest.split(SMResourceOptions(count=sm.min_partition_size))
+
+
+def test_context_resources_outlive_a_closed_context(green):
+    resources = green.resources
+    count = resources.sm.sm_count
+    green.close()
+    assert resources.sm.sm_count == count   # the query object holds the context it asks
+
+
+def test_a_green_context_is_current_on_one_thread_only(device, green):
+    import threading
+
+    seen = {}
+
+    def other_thread():
+        d = Device(device.device_id)
+        d.set_current()
+        seen["green"] = d.context.is_green
+        seen["stream_green"] = d.create_stream().context.is_green
+
+    with made_current(device, green):
+        t = threading.Thread(target=other_thread)
+        t.start()
+        t.join()
+        assert device.context is green
+    assert seen == {"green": False, "stream_green": False}
+
+
+@pytest.mark.skipif(system.num_devices < 2, reason="needs two devices")
+def test_another_devices_resources_are_refused():
+    dev0, dev1 = Device(0), Device(1)
+    dev1.set_current()
+    groups, _ = dev1.resources.sm.split(SMResourceOptions())
+    dev0.set_current()
+    with pytest.raises(CUDAError):
+        dev0.create_context(ContextOptions(resources=[groups[0]]))
+
+
 @pytest.mark.skipif(system.num_devices < 2, reason="needs two devices")
 def test_set_current_refuses_another_devices_context():
     dev0, dev1 = Device(0), Device(1)
