@@ -23,7 +23,6 @@ constexpr unsigned int kSmGroupBackfill = 0x1;  // CU_DEV_SM_RESOURCE_GROUP_BACK
 constexpr unsigned int kGreenCtxDefaultStream = 0x1;  // CU_GREEN_CTX_DEFAULT_STREAM
 
 CUdevResource* as_driver(DeviceResource* r) noexcept { return reinterpret_cast<CUdevResource*>(r); }
-const CUdevResource* as_driver(const DeviceResource* r) noexcept { return reinterpret_cast<const CUdevResource*>(r); }
 CUdevResourceType as_type(int type) noexcept { return static_cast<CUdevResourceType>(type); }
 
 // Deleter of a green context's handle: destroys the green context (GIL

@@ -38,7 +38,7 @@ namespace {
 
 struct Api {
 #define SIMT_MEMBER(name) decltype(&::name) name = nullptr;
-    CUDA_CORE_DRIVER_FUNCTIONS(SIMT_MEMBER)
+    CUDA_CORE_ALL_DRIVER_FUNCTIONS(SIMT_MEMBER)
 #undef SIMT_MEMBER
     int (*cuSimIsSimulator)(void) = nullptr;
     unsigned long long (*cuSimCallCount)(const char*) = nullptr;
@@ -62,7 +62,7 @@ const Api& api() {
 #define SIMT_RESOLVE(name)                                                        \
     x->name = reinterpret_cast<decltype(&::name)>(dlsym(h, SIMT_STR(name)));     \
     if (!x->name) x->missing += std::string(" ") + SIMT_STR(name);
-        CUDA_CORE_DRIVER_FUNCTIONS(SIMT_RESOLVE)
+        CUDA_CORE_ALL_DRIVER_FUNCTIONS(SIMT_RESOLVE)
 #undef SIMT_RESOLVE
         x->cuSimIsSimulator = reinterpret_cast<int (*)(void)>(dlsym(h, "cuSimIsSimulator"));
         x->cuSimCallCount = reinterpret_cast<unsigned long long (*)(const char*)>(dlsym(h, "cuSimCallCount"));
@@ -975,6 +975,81 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
     std::sort(expected.begin(), expected.end());
     std::sort(exported.begin(), exported.end());
     EXPECT_EQ(exported, expected);
+}
+
+// Green contexts (api_green_contexts.cpp): disjoint SM sets, refusals with the
+// driver's codes, the CUcontext view on the context stack, green streams.
+TEST_F(Sim, GreenContextsFromDisjointSmSplits) {
+    CUdevResource all, groups[3], rest;
+    std::memset(&all, 0, sizeof all);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDeviceGetDevResource(0, nullptr, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(CUDA_ERROR_INVALID_DEVICE, D.cuDeviceGetDevResource(7, &all, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_TYPE, D.cuDeviceGetDevResource(0, &all, static_cast<CUdevResourceType>(1000)));
+    OK(D.cuDeviceGetDevResource(0, &all, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(132u, all.sm.smCount);
+    EXPECT_EQ(8u, all.sm.minSmPartitionSize);
+
+    unsigned n = 0;
+    OK(D.cuDevSmResourceSplitByCount(nullptr, &n, &all, nullptr, 0, 30));  // count only: 132 / 32
+    EXPECT_EQ(4u, n);
+    n = 3;
+    OK(D.cuDevSmResourceSplitByCount(groups, &n, &all, &rest, 0, 30));
+    EXPECT_EQ(3u, n);
+    EXPECT_EQ(32u, groups[0].sm.smCount);
+    EXPECT_EQ(132u - 96u, rest.sm.smCount);
+    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, D.cuDevSmResourceSplitByCount(groups, &n, &all, &rest, 0, 200));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDevSmResourceSplitByCount(groups, &n, &all, &rest, 0x10, 8));
+    CUdevResource forged = groups[1];
+    forged.sm.smCount += 8;  // an edited SM resource is not one the driver made
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDevSmResourceSplitByCount(groups + 2, &n, &forged, &rest, 0, 8));
+    // cuDevSmResourceSplit is CUDA 13.1: this simulated driver reports 13.0
+    CU_DEV_SM_RESOURCE_GROUP_PARAMS params[1];
+    std::memset(params, 0, sizeof params);
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuDevSmResourceSplit(nullptr, 1, &all, &rest, 0, params));
+
+    CUdevResourceDesc desc = nullptr, two = nullptr;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDevResourceGenerateDesc(&desc, groups, 0));
+    CUdevResource pair[2] = {groups[0], groups[1]};
+    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, D.cuDevResourceGenerateDesc(&two, pair, 2));
+    OK(D.cuDevResourceGenerateDesc(&desc, groups, 1));
+    CUgreenCtx green = nullptr;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGreenCtxCreate(&green, desc, 0, 0x8));
+    EXPECT_EQ(CUDA_ERROR_INVALID_DEVICE, D.cuGreenCtxCreate(&green, desc, 9, 1));
+    OK(D.cuGreenCtxCreate(&green, desc, 0, 1));
+    CUcontext view = nullptr;
+    OK(D.cuCtxFromGreenCtx(&view, green));
+    EXPECT_NE(view, ctx_);
+    CUdevResource got;
+    OK(D.cuGreenCtxGetDevResource(green, &got, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(32u, got.sm.smCount);
+    OK(D.cuCtxGetDevResource(view, &got, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(32u, got.sm.smCount);
+    OK(D.cuCtxGetDevResource(ctx_, &got, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(132u, got.sm.smCount);
+
+    CUstream gs = nullptr, plain = nullptr;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGreenCtxStreamCreate(&gs, green, 0, 0));  // must be non-blocking
+    OK(D.cuGreenCtxStreamCreate(&gs, green, CU_STREAM_NON_BLOCKING, 0));
+    CUcontext of = nullptr;
+    OK(D.cuStreamGetCtx(gs, &of));
+    EXPECT_EQ(view, of);
+    OK(D.cuCtxPushCurrent(view));  // a stream made while the view is current belongs to it too
+    CUcontext cur = nullptr;
+    OK(D.cuCtxGetCurrent(&cur));
+    EXPECT_EQ(view, cur);
+    OK(D.cuStreamCreateWithPriority(&plain, CU_STREAM_NON_BLOCKING, 0));
+    OK(D.cuStreamGetCtx(plain, &of));
+    EXPECT_EQ(view, of);
+    OK(D.cuCtxPopCurrent(&cur));
+    EXPECT_EQ(view, cur);
+    OK(D.cuStreamDestroy(plain));
+    OK(D.cuStreamDestroy(gs));
+
+    OK(D.cuGreenCtxDestroy(green));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuGreenCtxDestroy(green));
+    EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuCtxPushCurrent(view));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuGreenCtxStreamCreate(&gs, green, CU_STREAM_NON_BLOCKING, 0));
+    EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuCtxGetDevResource(view, &got, CU_DEV_RESOURCE_TYPE_SM));
 }
 
 // Libraries, kernels and launches (api_kernels.cpp): images are checked, the
