@@ -47,7 +47,8 @@ static_assert(sizeof(ResourceLayout) == sizeof(CUdevResource), "CUdevResource AB
 struct Private {
     uint32_t magic;
     int32_t device;
-    uint64_t mask[3];  // SM i is held when bit i is set
+    uint64_t mask[3];   // SM i is held when bit i is set
+    uint64_t split_id;  // the split call that made it (0: a device's or context's whole resource)
     uint32_t check;
 };
 static_assert(sizeof(Private) <= sizeof(ResourceLayout::internal), "private part fits");
@@ -83,12 +84,14 @@ uint32_t private_check(const ResourceLayout& r, const Private& p) {
         int type;
         int32_t device;
         uint64_t mask[3];
+        uint64_t split_id;
         unsigned sm[4];
         int wq[3];
     } key{};
     key.type = r.type;
     key.device = p.device;
     std::memcpy(key.mask, p.mask, sizeof key.mask);
+    key.split_id = p.split_id;
     std::memcpy(key.sm, &r.sm, sizeof key.sm);
     std::memcpy(key.wq, &r.wqConfig, sizeof key.wq);
     if (r.type == kTypeWqConfig) {  // the caller edits these fields in place (they share the union with sm)
@@ -98,13 +101,18 @@ uint32_t private_check(const ResourceLayout& r, const Private& p) {
     return checksum(&key, sizeof key) ^ kResourceMagic;
 }
 
-// Writes a resource of `type` on `dev` holding `sms` (SM) into *out.
-void write_resource(CUdevResource* out, int type, int dev, const SmSet& sms, unsigned alignment, unsigned flags) {
+std::atomic<uint64_t> g_next_split{1};
+
+// Writes a resource of `type` on `dev` holding `sms` (SM), made by split call
+// `split_id` (0: none), into *out.
+void write_resource(CUdevResource* out, int type, int dev, const SmSet& sms, unsigned alignment, unsigned flags,
+                    uint64_t split_id = 0) {
     ResourceLayout r{};
     r.type = type;
     Private p{};
     p.magic = kResourceMagic;
     p.device = dev;
+    p.split_id = split_id;
     std::memcpy(p.mask, sms.mask, sizeof p.mask);
     if (type == kTypeSm) {
         r.sm.smCount = sms.count();
@@ -283,8 +291,10 @@ SIM_EXPORT CUresult CUDAAPI cuDevSmResourceSplitByCount(CUdevResource* result, u
         return CUDA_SUCCESS;
     }
     unsigned n = std::min(*nbGroups, possible);
-    for (unsigned i = 0; i < n; ++i) write_resource(&result[i], kTypeSm, p.device, pool.take(count), alignment, 0);
-    if (remaining) write_resource(remaining, kTypeSm, p.device, pool, kSmGranularity, 0);
+    uint64_t split = g_next_split.fetch_add(1);
+    for (unsigned i = 0; i < n; ++i)
+        write_resource(&result[i], kTypeSm, p.device, pool.take(count), alignment, 0, split);
+    if (remaining) write_resource(remaining, kTypeSm, p.device, pool, alignment, 0, split);
     *nbGroups = n;
     return CUDA_SUCCESS;
 }
@@ -326,25 +336,30 @@ SIM_EXPORT CUresult CUDAAPI cuDevSmResourceSplit(CUdevResource* result, unsigned
         aligns[i] = cs;
         free_sms -= want;
     }
+    uint64_t split = g_next_split.fetch_add(1);
     for (unsigned i = 0; i < nbGroups; ++i) {
         groupParams[i].smCount = counts[i];
         if (result)
-            write_resource(&result[i], kTypeSm, p.device, pool.take(counts[i]), aligns[i], groupParams[i].flags);
+            write_resource(&result[i], kTypeSm, p.device, pool.take(counts[i]), aligns[i], groupParams[i].flags,
+                           split);
         else
             pool.take(counts[i]);
     }
-    if (remainder) write_resource(remainder, kTypeSm, p.device, pool, in.sm.smCoscheduledAlignment, 0);
+    if (remainder) write_resource(remainder, kTypeSm, p.device, pool, in.sm.smCoscheduledAlignment, 0, split);
     return CUDA_SUCCESS;
 }
 
-// At most one SM resource, one workqueue configuration and one workqueue, all
-// of one device, none empty.
+// Resources of one device, none empty: SM resources (several only when they
+// are outputs of one split call with one alignment, as cuda.h says), at most
+// one workqueue configuration and one workqueue.
 SIM_EXPORT CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc, CUdevResource* resources,
                                                      unsigned int nbResources) {
     SIM_ENTER(cuDevResourceGenerateDesc);
     if (!phDesc || !resources || nbResources == 0) return CUDA_ERROR_INVALID_VALUE;
     Desc desc;
     int dev = -1, sm = 0, wq_config = 0, wq = 0;
+    uint64_t sm_split = 0;
+    unsigned sm_alignment = 0;
     for (unsigned i = 0; i < nbResources; ++i) {
         ResourceLayout r;
         Private p;
@@ -355,6 +370,10 @@ SIM_EXPORT CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc,
         dev = p.device;
         if (r.type == kTypeSm) {
             if (r.sm.smCount == 0) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+            if (sm > 0 && (p.split_id == 0 || p.split_id != sm_split || r.sm.smCoscheduledAlignment != sm_alignment))
+                return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+            sm_split = p.split_id;
+            sm_alignment = r.sm.smCoscheduledAlignment;
             ++sm;
         } else {
             if (r.type == kTypeWqConfig && (r.wqConfig.wqConcurrencyLimit == 0 || r.wqConfig.sharingScope < 0 ||
@@ -364,7 +383,7 @@ SIM_EXPORT CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc,
         }
         desc.resources.push_back(r);
     }
-    if (sm > 1 || wq_config > 1 || wq > 1) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+    if (wq_config > 1 || wq > 1) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
     std::lock_guard<std::mutex> lk(G().mu);
     uint64_t id = G().next_desc++;
     G().descs[id] = std::move(desc);
@@ -385,21 +404,23 @@ SIM_EXPORT CUresult CUDAAPI cuGreenCtxCreate(CUgreenCtx* phCtx, CUdevResourceDes
         auto it = G().descs.find(handle_id(desc, kTagDesc));
         if (handle_id(desc, kTagDesc) == 0 || it == G().descs.end()) return CUDA_ERROR_INVALID_HANDLE;
         g.dev = dev;
-        g.sms = all_sms();
         g.sm_alignment = kSmGranularity;
+        bool has_sm = false;
         for (const ResourceLayout& r : it->second.resources) {
             Private p;
             std::memcpy(&p, r.internal, sizeof p);
             if (p.device != dev) return CUDA_ERROR_INVALID_DEVICE;
-            if (r.type == kTypeSm) {
-                std::memcpy(g.sms.mask, p.mask, sizeof g.sms.mask);
+            if (r.type == kTypeSm) {  // several: the union of their SMs
+                for (int w = 0; w < 3; ++w) g.sms.mask[w] |= p.mask[w];
                 g.sm_alignment = r.sm.smCoscheduledAlignment;
-                g.sm_flags = r.sm.flags;
+                g.sm_flags |= r.sm.flags;
+                has_sm = true;
             } else if (r.type == kTypeWqConfig) {
                 g.wq_config = r;
                 g.has_wq_config = true;
             }
         }
+        if (!has_sm) g.sms = all_sms();  // no SM resource: the whole device
         uint64_t serial = G().next_green++;
         if (serial > uint64_t(INT32_MAX - kGreenCtxIdBase) / kMaxDevices) return CUDA_ERROR_OUT_OF_MEMORY;
         g.ctx_id = int(kGreenCtxIdBase + serial * kMaxDevices + uint64_t(dev));

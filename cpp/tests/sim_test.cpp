@@ -1009,8 +1009,16 @@ TEST_F(Sim, GreenContextsFromDisjointSmSplits) {
 
     CUdevResourceDesc desc = nullptr, two = nullptr;
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDevResourceGenerateDesc(&desc, groups, 0));
-    CUdevResource pair[2] = {groups[0], groups[1]};
-    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, D.cuDevResourceGenerateDesc(&two, pair, 2));
+    CUdevResource mixed[2] = {groups[0], all};  // SM resources of different splits do not combine
+    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, D.cuDevResourceGenerateDesc(&two, mixed, 2));
+    CUdevResource pair[2] = {groups[0], groups[1]};  // outputs of one split do
+    OK(D.cuDevResourceGenerateDesc(&two, pair, 2));
+    CUgreenCtx both = nullptr;
+    OK(D.cuGreenCtxCreate(&both, two, 0, 1));
+    CUdevResource joined;
+    OK(D.cuGreenCtxGetDevResource(both, &joined, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(64u, joined.sm.smCount);
+    OK(D.cuGreenCtxDestroy(both));
     OK(D.cuDevResourceGenerateDesc(&desc, groups, 1));
     CUgreenCtx green = nullptr;
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGreenCtxCreate(&green, desc, 0, 0x8));
