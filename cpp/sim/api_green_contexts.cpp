@@ -279,6 +279,7 @@ SIM_EXPORT CUresult CUDAAPI cuDevSmResourceSplitByCount(CUdevResource* result, u
     CUresult rc = read_resource(input, &in, &p);
     if (rc != CUDA_SUCCESS) return rc;
     if (in.type != kTypeSm) return CUDA_ERROR_INVALID_RESOURCE_TYPE;
+    if (minCount > in.sm.smCount) return CUDA_ERROR_INVALID_VALUE;  // "must be between 0 and the SM count"
     unsigned alignment = (useFlags & 1u) ? 2 : kSmGranularity;
     unsigned count = std::max(minCount, kSmGranularity);
     count = (count + alignment - 1) / alignment * alignment;
@@ -327,11 +328,16 @@ SIM_EXPORT CUresult CUDAAPI cuDevSmResourceSplit(CUdevResource* result, unsigned
         if (g.preferredCoscheduledSmCount && (g.preferredCoscheduledSmCount < cs ||
                                               g.preferredCoscheduledSmCount % cs != 0))
             return CUDA_ERROR_INVALID_VALUE;
+        if (g.smCount == 1 || g.smCount > in.sm.smCount) return CUDA_ERROR_INVALID_VALUE;  // 0 or [2, input's]
         unsigned want = g.smCount ? g.smCount : free_sms / cs * cs;
         bool backfill = (g.flags & kGroupBackfill) != 0;
-        if (want == 0 || want > free_sms) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
-        if (!backfill && want % cs != 0) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
-        if (backfill && want % 2 != 0) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+        if (want == 0 && !result && g.smCount == 0) {  // discovery found nothing: allowed in a dry run
+            counts[i] = 0;
+            aligns[i] = cs;
+            continue;
+        }
+        if (want < cs || want > free_sms) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
+        if (want % 2 != 0 || (!backfill && want % cs != 0)) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
         counts[i] = want;
         aligns[i] = cs;
         free_sms -= want;

@@ -997,7 +997,9 @@ TEST_F(Sim, GreenContextsFromDisjointSmSplits) {
     EXPECT_EQ(3u, n);
     EXPECT_EQ(32u, groups[0].sm.smCount);
     EXPECT_EQ(132u - 96u, rest.sm.smCount);
-    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, D.cuDevSmResourceSplitByCount(groups, &n, &all, &rest, 0, 200));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDevSmResourceSplitByCount(groups, &n, &all, &rest, 0, 200));  // > 132
+    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+              D.cuDevSmResourceSplitByCount(groups, &n, &all, &rest, 0, 130));  // rounded up to 136
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDevSmResourceSplitByCount(groups, &n, &all, &rest, 0x10, 8));
     CUdevResource forged = groups[1];
     forged.sm.smCount += 8;  // an edited SM resource is not one the driver made
