@@ -122,16 +122,22 @@ namespace cuda_core {
 // one is still accepted, and the missing slot returns CUDA_ERROR_NOT_SUPPORTED,
 // so the one feature that needs it raises a clear CUDAError. Append new ones
 // at the end.
-#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X) \
-    X(cuDeviceGetDevResource)                  \
-    X(cuDevSmResourceSplitByCount)             \
-    X(cuDevSmResourceSplit)                    \
-    X(cuDevResourceGenerateDesc)               \
-    X(cuGreenCtxCreate)                        \
-    X(cuGreenCtxDestroy)                       \
-    X(cuCtxFromGreenCtx)                       \
-    X(cuGreenCtxGetDevResource)                \
-    X(cuCtxGetDevResource)                     \
+#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X)    \
+    X(cuCheckpointProcessGetState)            \
+    X(cuCheckpointProcessGetRestoreThreadId)  \
+    X(cuCheckpointProcessLock)                \
+    X(cuCheckpointProcessCheckpoint)          \
+    X(cuCheckpointProcessRestore)             \
+    X(cuCheckpointProcessUnlock)              \
+    X(cuDeviceGetDevResource)                 \
+    X(cuDevSmResourceSplitByCount)            \
+    X(cuDevSmResourceSplit)                   \
+    X(cuDevResourceGenerateDesc)              \
+    X(cuGreenCtxCreate)                       \
+    X(cuGreenCtxDestroy)                      \
+    X(cuCtxFromGreenCtx)                      \
+    X(cuGreenCtxGetDevResource)               \
+    X(cuCtxGetDevResource)                    \
     X(cuGreenCtxStreamCreate)
 
 // Both lists, for code that treats every slot alike.

@@ -77,8 +77,30 @@ namespace cuda_sim {
 #define CUDA_SIM_EXTRA_FUNCTIONS(X) \
     X(cuStreamIsCapturing)
 
-// Every entry point the simulator exports: the core's table, then the extras.
-#define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
+// The optional entry points of the core's table (CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS)
+// that the simulator models; an optional one not listed here is absent, as from
+// an older driver, and the core's slot for it returns CUDA_ERROR_NOT_SUPPORTED.
+#define CUDA_SIM_OPTIONAL_FUNCTIONS(X)         \
+    X(cuCheckpointProcessGetState)            \
+    X(cuCheckpointProcessGetRestoreThreadId)  \
+    X(cuCheckpointProcessLock)                \
+    X(cuCheckpointProcessCheckpoint)          \
+    X(cuCheckpointProcessRestore)             \
+    X(cuCheckpointProcessUnlock)              \
+    X(cuDeviceGetDevResource)                 \
+    X(cuDevSmResourceSplitByCount)            \
+    X(cuDevSmResourceSplit)                   \
+    X(cuDevResourceGenerateDesc)              \
+    X(cuGreenCtxCreate)                       \
+    X(cuGreenCtxDestroy)                      \
+    X(cuCtxFromGreenCtx)                      \
+    X(cuGreenCtxGetDevResource)               \
+    X(cuCtxGetDevResource)                    \
+    X(cuGreenCtxStreamCreate)
+
+// Every entry point the simulator exports: the core's table, the modelled
+// optional ones, then the extras.
+#define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_DRIVER_FUNCTIONS(X) CUDA_SIM_OPTIONAL_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
 
 enum Fn : int {
 #define SIM_FN_ENUM(name) FN_##name,
@@ -339,6 +361,7 @@ struct State {
     std::unordered_map<uint64_t, std::unique_ptr<Pool>> pools;
     uint64_t default_pool[kMaxDevices] = {};
     std::map<std::pair<int, int>, uint64_t> default_managed_pool;  // (location type, id) -> pool id
+    uint64_t default_pinned_host_pool = 0;  // the host's default pinned pool (HOST, or HOST_NUMA node 0)
     std::map<uintptr_t, Region> regions;
     std::map<AliasKey, uintptr_t> aliases;  // live import mappings
     std::deque<std::pair<uintptr_t, size_t>> tombstones;
@@ -455,6 +478,7 @@ void update_reserved(Pool* p);
 // Create an owner pool. Returns nullptr + rc on failure.
 Pool* create_pool(bool ipc, bool host, int loc_type, int loc_id, size_t capacity, CUresult* rc);
 CUresult default_pool(int dev, Pool** out);
+CUresult default_pinned_host_pool(Pool** out);
 
 // ---------------------------------------------------------------------------
 // Managed pools (managed_pools.cpp; takes the lock itself)

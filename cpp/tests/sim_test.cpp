@@ -62,8 +62,12 @@ const Api& api() {
 #define SIMT_RESOLVE(name)                                                        \
     x->name = reinterpret_cast<decltype(&::name)>(dlsym(h, SIMT_STR(name)));     \
     if (!x->name) x->missing += std::string(" ") + SIMT_STR(name);
-        CUDA_CORE_ALL_DRIVER_FUNCTIONS(SIMT_RESOLVE)
+        CUDA_CORE_DRIVER_FUNCTIONS(SIMT_RESOLVE)
 #undef SIMT_RESOLVE
+        // optional entry points: null when the simulator does not model one (its tests check)
+#define SIMT_RESOLVE_OPTIONAL(name) x->name = reinterpret_cast<decltype(&::name)>(dlsym(h, SIMT_STR(name)));
+        CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(SIMT_RESOLVE_OPTIONAL)
+#undef SIMT_RESOLVE_OPTIONAL
         x->cuSimIsSimulator = reinterpret_cast<int (*)(void)>(dlsym(h, "cuSimIsSimulator"));
         x->cuSimCallCount = reinterpret_cast<unsigned long long (*)(const char*)>(dlsym(h, "cuSimCallCount"));
         x->cuSimResetCallCounts = reinterpret_cast<void (*)(void)>(dlsym(h, "cuSimResetCallCounts"));
@@ -941,7 +945,7 @@ TEST_F(SimChild, Fail) {
 }  // namespace
 
 // The library's exported ABI: exactly the driver entry points of
-// CUDA_CORE_ALL_DRIVER_FUNCTIONS (macro-expanded names; the optional ones too) and the cuSim*
+// CUDA_CORE_DRIVER_FUNCTIONS (macro-expanded names), the optional ones it models, and the cuSim*
 // helpers, nothing else (the sources are split over many files; exports.map
 // and -fvisibility=hidden keep everything else local). Reads the dynamic
 // symbol table with nm (binutils).
@@ -951,7 +955,7 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
     if (!path || !*path) path = CUDA_SIM_LIBRARY_PATH;
     std::vector<std::string> expected = {
 #define SIMT_NAME(name) SIMT_STR(name),
-        CUDA_CORE_ALL_DRIVER_FUNCTIONS(SIMT_NAME)
+        CUDA_CORE_DRIVER_FUNCTIONS(SIMT_NAME)
 #undef SIMT_NAME
         "cuSimIsSimulator", "cuSimCallCount", "cuSimResetCallCounts", "cuSimMaxConcurrentCalls",
         "cuSimStaleAccessCount", "cuSimLastStaleAccess", "cuSimLastFreeStream",
@@ -960,7 +964,14 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         // the synchronous managed allocation upstream's test helpers make (api_managed_alloc.cpp)
         "cuMemAllocManaged", SIMT_STR(cuMemFree),
         // CUDA_SIM_EXTRA_FUNCTIONS (sim_internal.hpp): what NVIDIA's cuda-core needs beyond the core's table
-        "cuStreamIsCapturing"};
+        "cuStreamIsCapturing",
+        // CUDA_SIM_OPTIONAL_FUNCTIONS (sim_internal.hpp): the optional entry points it models (api_checkpoint.cpp)
+        "cuCheckpointProcessGetState", "cuCheckpointProcessGetRestoreThreadId", "cuCheckpointProcessLock",
+        "cuCheckpointProcessCheckpoint", "cuCheckpointProcessRestore", "cuCheckpointProcessUnlock",
+        // (api_green_contexts.cpp)
+        "cuDeviceGetDevResource", "cuDevSmResourceSplitByCount", "cuDevSmResourceSplit", "cuDevResourceGenerateDesc",
+        "cuGreenCtxCreate", "cuGreenCtxDestroy", "cuCtxFromGreenCtx", "cuGreenCtxGetDevResource",
+        "cuCtxGetDevResource", "cuGreenCtxStreamCreate"};
     std::string cmd = std::string("nm -D --defined-only '") + path + "' 2>&1";
     FILE* nm = popen(cmd.c_str(), "r");
     ASSERT_NE(nm, nullptr) << cmd;
@@ -980,6 +991,7 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
 // Green contexts (api_green_contexts.cpp): disjoint SM sets, refusals with the
 // driver's codes, the CUcontext view on the context stack, green streams.
 TEST_F(Sim, GreenContextsFromDisjointSmSplits) {
+    ASSERT_NE(D.cuGreenCtxCreate, nullptr);
     CUdevResource all, groups[3], rest;
     std::memset(&all, 0, sizeof all);
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDeviceGetDevResource(0, nullptr, CU_DEV_RESOURCE_TYPE_SM));

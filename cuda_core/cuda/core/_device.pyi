@@ -11,6 +11,7 @@ from cuda.core._event import Event, EventOptions
 from cuda.core._memory._buffer import Buffer, MemoryResource
 from cuda.core._stream import Stream, StreamLike, StreamOptions, _CudaStreamLike
 from cuda.core._utils.cuda_utils import ComputeCapability
+import cuda.core.system
 
 __all__ = ['Device']
 
@@ -322,6 +323,7 @@ class Device:
     def uuid(self) -> str: ...
     @property
     def pci_bus_id(self) -> str: ...
+    def to_system_device(self) -> cuda.core.system.Device: ...
     @property
     def compute_capability(self) -> ComputeCapability: ...
     @property

@@ -646,6 +646,20 @@ class Device:
         check(driver().cuDeviceGetPCIBusId_(buf, sizeof(buf), dev))
         return buf.decode()
 
+    def to_system_device(self):
+        """The :class:`cuda.core.system.Device` (NVML) of this device, found by its UUID.
+
+        Needs NVML (cuda-bindings' ``cuda.bindings.nvml`` and the driver's
+        ``libnvidia-ml``): without a compatible cuda-bindings this raises
+        RuntimeError; the NVML lookup's own errors (``cuda.core.system.NvmlError``)
+        pass through.
+        """
+        from cuda.core import system
+        if not system.CUDA_BINDINGS_NVML_IS_COMPATIBLE:
+            raise RuntimeError("Device.to_system_device() requires NVML support: "
+                               + system._system._NVML_UNAVAILABLE_REASON)
+        return system.Device(uuid=f"GPU-{self.uuid}")
+
     @property
     def compute_capability(self):
         """The compute capability, a named tuple ``ComputeCapability(major, minor)``."""

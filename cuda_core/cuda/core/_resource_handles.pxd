@@ -97,6 +97,21 @@ cdef extern from "cuda.h" nogil:
         CUmemLocation location
         CUmemAccess_flags flags
 
+    # process checkpointing (optional entry points: cuda.core.checkpoint)
+    ctypedef int CUprocessState
+    ctypedef struct CUcheckpointLockArgs:
+        unsigned int timeoutMs
+    ctypedef struct CUcheckpointCheckpointArgs:
+        pass
+    ctypedef struct CUcheckpointGpuPair:
+        CUuuid oldUuid
+        CUuuid newUuid
+    ctypedef struct CUcheckpointRestoreArgs:
+        CUcheckpointGpuPair* gpuPairs
+        unsigned int gpuPairsCount
+    ctypedef struct CUcheckpointUnlockArgs:
+        pass
+
     # virtual memory management (cpp/vmm.hpp; the rest of its enumerators are above)
     enum:
         CU_MEM_HANDLE_TYPE_WIN32_KMT
@@ -150,6 +165,12 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuMemsetD32Async_)(CUdeviceptr, unsigned int, size_t, CUstream)
         CUresult (*cuMemGetAddressRange_)(CUdeviceptr*, size_t*, CUdeviceptr)
         CUresult (*cuPointerGetAttribute_)(void*, CUpointer_attribute, CUdeviceptr)
+        CUresult (*cuCheckpointProcessGetState_)(int, CUprocessState*)
+        CUresult (*cuCheckpointProcessGetRestoreThreadId_)(int, int*)
+        CUresult (*cuCheckpointProcessLock_)(int, CUcheckpointLockArgs*)
+        CUresult (*cuCheckpointProcessCheckpoint_)(int, CUcheckpointCheckpointArgs*)
+        CUresult (*cuCheckpointProcessRestore_)(int, CUcheckpointRestoreArgs*)
+        CUresult (*cuCheckpointProcessUnlock_)(int, CUcheckpointUnlockArgs*)
 
 
 
