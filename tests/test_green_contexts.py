@@ -245,6 +245,13 @@ def test_before_cuda_13_1_there_are_no_workqueue_resources(device, green):
 # ---------------------------------------------------------------- green contexts
 
 
+def test_contexts_and_resources_take_weak_references(device, sm, green):
+    import weakref
+
+    for obj in (device.context, green, sm, device.resources):
+        assert weakref.ref(obj)() is obj
+
+
 def test_green_context_basics(device, sm, green):
     assert green.is_green and not device.context.is_green
     assert green.handle is not None and green != device.context

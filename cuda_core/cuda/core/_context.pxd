@@ -3,6 +3,7 @@ from cuda.core._resource_handles cimport ContextHandle
 
 cdef class Context:
     cdef ContextHandle _h
+    cdef object __weakref__
 
     @staticmethod
     cdef Context _wrap(ContextHandle h)
