@@ -30,7 +30,7 @@
 
 #include <cuda.h>
 
-#include "../driver.hpp"  // CUDA_CORE_ALL_DRIVER_FUNCTIONS: the list we must export
+#include "../driver.hpp"  // CUDA_CORE_DRIVER_FUNCTIONS: the list we must export
 #include "errors.inc"
 
 #include <fcntl.h>
