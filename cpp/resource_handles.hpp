@@ -6,6 +6,7 @@
 //   gil.hpp             GILReleaseGuard / GILAcquireGuard over GilOps
 //   error.hpp           thread-local last CUresult, cleanup-failure reporting
 //   handles.hpp         context, stream and event handles; ContextScopeGuard
+//   green_context.hpp   device resources, their splits, green contexts and their streams
 //   ipc_descriptor.hpp  the descriptor wire format: export bytes, versioned checksums
 //   memory.hpp          pools and device-pointer handles (allocations, borrowed memory)
 //   ipc_import.hpp      deviceptr_import_ipc and the IPC import cache (shared with vmm_import_ipc)
@@ -24,6 +25,7 @@
 
 #include "error.hpp"
 #include "gil.hpp"
+#include "green_context.hpp"
 #include "handles.hpp"
 #include "ipc_descriptor.hpp"
 #include "ipc_import.hpp"

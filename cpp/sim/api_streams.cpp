@@ -11,7 +11,7 @@ SIM_EXPORT CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* phStream, unsig
     priority = std::min(kPrioLeast, std::max(kPrioGreatest, priority));
     Excl lk(S().mu);
     uint64_t id = S().next_id++;
-    S().streams[id] = Stream{d, flags, priority};
+    S().streams[id] = Stream{d, flags, priority, current_ctx_id()};
     *phStream = reinterpret_cast<CUstream>(uintptr_t(make_handle(TAG_STREAM, id)));
     return CUDA_SUCCESS;
 }
@@ -60,7 +60,7 @@ CUresult stream_record(CUstream hStream, Stream* out) {
     CUresult rc = resolve_stream(hStream, &d);
     if (rc != CUDA_SUCCESS) return rc;
     auto it = S().streams.find(handle_id(hStream, TAG_STREAM));
-    *out = it == S().streams.end() ? Stream{d, 0u, 0} : it->second;
+    *out = it == S().streams.end() ? Stream{d, 0u, 0, current_ctx_id()} : it->second;
     return CUDA_SUCCESS;
 }
 
@@ -90,10 +90,10 @@ SIM_EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
     SIM_ENTER(cuStreamGetCtx);
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     Shared lk(S().mu);
-    int d;
-    CUresult rc = resolve_stream(hStream, &d);
+    Stream rec{};
+    CUresult rc = stream_record(hStream, &rec);
     if (rc != CUDA_SUCCESS) return rc;
-    *pctx = ctx_handle(d);
+    *pctx = rec.ctx_id > 0 ? ctx_handle_of_id(rec.ctx_id) : ctx_handle(rec.dev);
     return CUDA_SUCCESS;
 }
 

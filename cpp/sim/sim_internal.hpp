@@ -77,28 +77,7 @@ namespace cuda_sim {
 #define CUDA_SIM_EXTRA_FUNCTIONS(X) \
     X(cuStreamIsCapturing)
 
-// The optional entry points of the core's table (CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS)
-// that the simulator models; an optional one not listed here is absent, as from
-// an older driver, and the core's slot for it returns CUDA_ERROR_NOT_SUPPORTED.
-#define CUDA_SIM_OPTIONAL_FUNCTIONS(X)          \
-    X(cuCheckpointProcessGetState)              \
-    X(cuCheckpointProcessGetRestoreThreadId)    \
-    X(cuCheckpointProcessLock)                  \
-    X(cuCheckpointProcessCheckpoint)            \
-    X(cuCheckpointProcessRestore)               \
-    X(cuCheckpointProcessUnlock)                \
-    X(cuArray3DCreate)                          \
-    X(cuArrayDestroy)                           \
-    X(cuArray3DGetDescriptor)                   \
-    X(cuMipmappedArrayCreate)                   \
-    X(cuMipmappedArrayDestroy)                  \
-    X(cuMipmappedArrayGetLevel)                 \
-    X(cuTexObjectCreate)                        \
-    X(cuTexObjectDestroy)                       \
-    X(cuTexObjectGetResourceDesc)               \
-    X(cuSurfObjectCreate)                       \
-    X(cuSurfObjectDestroy)                      \
-    X(cuMemcpy3DAsync)
+#include "sim_exports.hpp"  // CUDA_SIM_OPTIONAL_FUNCTIONS
 
 // Every entry point the simulator exports: the core's table, the modelled
 // optional ones, then the extras.
@@ -124,6 +103,7 @@ struct Knobs {
     int physical[kMaxDevices] = {};  // visible ordinal -> physical device (CUDA_VISIBLE_DEVICES)
     bool peer_access = true;
     size_t default_pool_bytes = size_t(1) << 30;
+    int driver_version = 13000;  // CUDA_SIM_DRIVER_VERSION: what cuDriverGetVersion reports
 };
 extern Knobs g_knobs;
 
@@ -169,6 +149,7 @@ struct Stream {
     int dev;
     unsigned flags;
     int priority;
+    int ctx_id = 0;  // the context stack id of its context (0: the device's primary context)
 };
 
 struct Event {
@@ -368,13 +349,26 @@ struct State {
 };
 State& S();
 
-extern thread_local int t_ctx_stack[kCtxStackDepth];  // device + 1
+// The per-thread context stack holds context ids: a primary context's is its
+// device + 1; a green context's (api_green_contexts.cpp) is kGreenCtxIdBase + its
+// serial * kMaxDevices + its device, so the device of any id is known without a lock.
+extern thread_local int t_ctx_stack[kCtxStackDepth];
 extern thread_local int t_ctx_depth;
+constexpr int kGreenCtxIdBase = 1 << 20;
 
 int current_dev();
+// The id on top of this thread's stack (0: none).
+int current_ctx_id();
 CUcontext ctx_handle(int dev);
+// The CUcontext of a context id.
+CUcontext ctx_handle_of_id(int id);
 int ctx_dev(CUcontext c);
+// The context id of a live context (primary or green), or 0.
+int ctx_id_of(CUcontext c);
 bool valid_dev(CUdevice d);
+// Whether the green context of `id` (>= kGreenCtxIdBase) is alive (api_green_contexts.cpp;
+// takes the green-context lock, a leaf: callers may hold S().mu).
+bool green_ctx_id_alive(int id);
 
 using Shared = std::shared_lock<ForkSafeRWLock>;
 using Excl = std::unique_lock<ForkSafeRWLock>;

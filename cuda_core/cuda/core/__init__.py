@@ -10,8 +10,15 @@ from cuda.core._ipcsafe import __ipcsafe_version__, check_not_mixed_with_upstrea
 
 check_not_mixed_with_upstream()  # before anything that a mixed install may have overwritten
 
-from cuda.core._context import Context  # noqa: E402
+from cuda.core._context import Context, ContextOptions  # noqa: E402
 from cuda.core._device import Device  # noqa: E402
+from cuda.core._device_resources import (  # noqa: E402
+    DeviceResources,
+    SMResource,
+    SMResourceOptions,
+    WorkqueueResource,
+    WorkqueueResourceOptions,
+)
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor  # noqa: E402
 from cuda.core._launch_config import LaunchConfig  # noqa: E402
 from cuda.core._launcher import launch  # noqa: E402
@@ -48,9 +55,11 @@ __all__ = [
     "CUDAError",
     "CUDAWarning",
     "Context",
+    "ContextOptions",
     "Device",
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
+    "DeviceResources",
     "Event",
     "EventOptions",
     "IPCAllocationHandle",
@@ -70,10 +79,14 @@ __all__ = [
     "PinnedMemoryResourceOptions",
     "Program",
     "ProgramOptions",
+    "SMResource",
+    "SMResourceOptions",
     "Stream",
     "StreamOptions",
     "launch",
     "system",
     "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
+    "WorkqueueResource",
+    "WorkqueueResourceOptions",
 ]

@@ -1,7 +1,14 @@
 """Type stubs for cuda.core."""
-from cuda.core._context import Context
+from cuda.core._context import Context, ContextOptions
 from cuda.core import system as system
 from cuda.core._device import Device
+from cuda.core._device_resources import (
+    DeviceResources,
+    SMResource,
+    SMResourceOptions,
+    WorkqueueResource,
+    WorkqueueResourceOptions,
+)
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor
 from cuda.core._launch_config import LaunchConfig
 from cuda.core._launcher import launch
@@ -35,9 +42,11 @@ __all__ = [
     "CUDAError",
     "CUDAWarning",
     "Context",
+    "ContextOptions",
     "Device",
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
+    "DeviceResources",
     "Event",
     "EventOptions",
     "IPCAllocationHandle",
@@ -57,10 +66,14 @@ __all__ = [
     "PinnedMemoryResourceOptions",
     "Program",
     "ProgramOptions",
+    "SMResource",
+    "SMResourceOptions",
     "Stream",
     "StreamOptions",
     "launch",
     "system",
     "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
+    "WorkqueueResource",
+    "WorkqueueResourceOptions",
 ]

@@ -5,7 +5,8 @@ import uuid as _uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar, Union
 
-from cuda.core._context import Context
+from cuda.core._context import Context, ContextOptions
+from cuda.core._device_resources import DeviceResources
 from cuda.core._event import Event, EventOptions
 from cuda.core._memory._buffer import Buffer, MemoryResource
 from cuda.core._stream import Stream, StreamLike, StreamOptions, _CudaStreamLike
@@ -335,7 +336,10 @@ class Device:
     def total_memory(self) -> int: ...
     @property
     def context(self) -> Context: ...
+    @property
+    def resources(self) -> DeviceResources: ...
     def set_current(self, ctx: Optional[Context] = ...) -> Optional[Context]: ...
+    def create_context(self, options: Optional[ContextOptions] = ...) -> Context: ...
     @property
     def memory_resource(self) -> MemoryResource: ...
     @memory_resource.setter

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar, Union
 
 from cuda.core._context import Context
+from cuda.core._device_resources import DeviceResources
 from cuda.core._device import Device
 from cuda.core._event import Event, EventOptions
 
@@ -52,6 +53,8 @@ class Stream:
     def device(self) -> Device: ...
     @property
     def context(self) -> Context: ...
+    @property
+    def resources(self) -> DeviceResources: ...
     @property
     def is_closed(self) -> bool: ...
     def sync(self) -> None: ...
