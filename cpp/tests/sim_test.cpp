@@ -958,9 +958,7 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         // cuGetProcAddress (CUDA 11.3) and SIMT_STR(cuGetProcAddress) = cuGetProcAddress_v2 (CUDA 12)
         "cuGetProcAddress", SIMT_STR(cuGetProcAddress),
         // the synchronous managed allocation upstream's test helpers make (api_managed_alloc.cpp)
-        "cuMemAllocManaged", SIMT_STR(cuMemFree),
-        // CUDA_SIM_EXTRA_FUNCTIONS (sim_internal.hpp): what NVIDIA's cuda-core needs beyond the core's table
-        "cuStreamIsCapturing"};
+        "cuMemAllocManaged", SIMT_STR(cuMemFree)};
     std::string cmd = std::string("nm -D --defined-only '") + path + "' 2>&1";
     FILE* nm = popen(cmd.c_str(), "r");
     ASSERT_NE(nm, nullptr) << cmd;

@@ -372,6 +372,14 @@ cdef class Stream:
         check(driver().cuStreamWaitEvent_(raw, (<Event>ev)._raw(), 0))
         ev.close()
 
+    def create_graph_builder(self):
+        """A new :class:`~cuda.core.graph.GraphBuilder` that captures on this stream
+        (building has not begun: call ``begin_building()``)."""
+        # Imported here: cuda.core.graph._graph_builder cimports this module.
+        from cuda.core.graph._graph_builder import GraphBuilder_for_stream
+        self._check_open()
+        return GraphBuilder_for_stream(self)
+
     def close(self):
         """Destroy the stream; work already queued still completes.
 

@@ -18,7 +18,8 @@ from cuda.core._resource_handles cimport (
     CU_MEMPOOL_ATTR_USED_MEM_HIGH, CUdeviceptr, CUmemAccess_flags, CUmemAccessDesc, CUmemAllocationHandleType,
     CUmemAllocationType, CUmemLocationType, CUmemPool_attribute, CUmemPoolProps, cuuint64_t,
     DevicePtrHandle, MemoryPoolHandle, StreamHandle, address_arg, check, create_deviceptr_handle,
-    create_memory_pool_handle, device_count, driver, memory_pool_has_free_reserve, not_instantiable,
+    create_memory_pool_handle, device_count, driver, memory_pool_has_free_reserve, memory_pool_set_access,
+    not_instantiable,
     primary_context, raise_last_error, size_arg,
 )
 from cuda.core._stream cimport Stream, as_stream, default_stream
@@ -258,7 +259,7 @@ cdef int MP_set_device_access(MemoryPoolHandle pool, int ordinal, bint read_writ
     desc.location.id = ordinal
     desc.flags = <CUmemAccess_flags>(CU_MEM_ACCESS_FLAGS_PROT_READWRITE if read_write
                                      else CU_MEM_ACCESS_FLAGS_PROT_NONE)
-    return check(driver().cuMemPoolSetAccess_(pool.get().pool, &desc, 1))
+    return check(memory_pool_set_access(pool, &desc, 1))   # relaxed capture mode (cpp/memory.hpp)
 
 
 cdef int MP_grant_every_device_access(MemoryPoolHandle pool) except -1:

@@ -1,0 +1,2 @@
+cdef class GraphNode:
+    cdef object __weakref__
