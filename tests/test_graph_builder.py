@@ -396,27 +396,3 @@ def test_graph_memory_resource_is_in_cuda_core():
 
     assert "GraphMemoryResource" in cuda.core.__all__
     assert issubclass(cuda.core.GraphMemoryResource, cuda.core.MemoryResource)
-
-
-@pytest.mark.gpu
-def test_upstream_example_memory_pool_resources_runs_unchanged(tmp_path):
-    """Upstream's cuda_core/examples/memory_pool_resources.py (PinnedMemoryResource,
-    ManagedMemoryResource and GraphMemoryResource in one workflow) on a GPU."""
-    from helpers import run_python
-
-    example = tmp_path / "memory_pool_resources.py"
-    example.write_text(_fetch_example())
-    r = run_python([str(example)], timeout=300)
-    assert r.returncode == 0, r.stdout + r.stderr
-    assert "GraphMemoryResource reserved high watermark" in r.stdout
-
-
-def _fetch_example():
-    """The example's text from upstream's examples checked out next to the tests
-    (upstream/ holds the fetched upstream test tree; see upstream/README)."""
-    import pathlib
-
-    for base in (pathlib.Path(__file__).parent.parent / "upstream",):
-        for p in base.rglob("memory_pool_resources.py"):
-            return p.read_text()
-    pytest.skip("upstream's examples/memory_pool_resources.py is not fetched (see upstream/README)")
