@@ -1,5 +1,6 @@
 """Type stubs for cuda.core."""
 from cuda.core._context import Context
+from cuda.core import graph as graph
 from cuda.core import system as system
 from cuda.core._device import Device
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor
@@ -9,6 +10,7 @@ from cuda.core._memory import (
     Buffer,
     DeviceMemoryResource,
     DeviceMemoryResourceOptions,
+    GraphMemoryResource,
     IPCAllocationHandle,
     IPCBufferDescriptor,
     LegacyPinnedMemoryResource,
@@ -37,6 +39,7 @@ __all__ = [
     "Device",
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
+    "GraphMemoryResource",
     "Event",
     "EventOptions",
     "IPCAllocationHandle",
