@@ -396,3 +396,31 @@ def test_graph_memory_resource_is_in_cuda_core():
 
     assert "GraphMemoryResource" in cuda.core.__all__
     assert issubclass(cuda.core.GraphMemoryResource, cuda.core.MemoryResource)
+
+
+@pytest.mark.parametrize("mode", ["global", "thread_local", "relaxed"])
+def test_pool_resources_refuse_a_capturing_stream(device, mode):
+    from cuda.core import DeviceMemoryResource
+
+    dmr = DeviceMemoryResource(device)
+    gb = device.create_graph_builder().begin_building(mode)
+    with pytest.raises(RuntimeError, match=r"cannot perform memory operations on a capturing stream "
+                                           r"\(consider using GraphMemoryResource\)\."):
+        dmr.allocate(1, stream=gb)
+    assert gb.is_building                # refused before the driver saw it: the capture is intact
+    gb.end_building().complete().close()
+    gb.close()
+
+
+def test_graph_memory_resource_zero_bytes(device, stream):
+    from cuda.core import GraphMemoryResource
+
+    gmr = GraphMemoryResource(device)
+    gb = device.create_graph_builder().begin_building()
+    buf = gmr.allocate(0, stream=gb)
+    graph = gb.end_building().complete()
+    graph.launch(stream)
+    stream.sync()
+    assert buf.size == 0 and buf.handle >= 0
+    graph.close()
+    gb.close()

@@ -127,6 +127,8 @@ cdef class cyGraphMemoryResource(MemoryResource):
         cdef CUdeviceptr ptr = 0
         cdef CUresult r
         _check_capturing(raw)
+        if n == 0:   # no allocation node: an empty Buffer, as upstream's
+            return Buffer.from_handle(0, 0, self, stream=s)
         with nogil:
             r = graph_driver().cuMemAllocAsync_(&ptr, n, raw)
         check(r)
@@ -135,11 +137,15 @@ cdef class cyGraphMemoryResource(MemoryResource):
     def deallocate(self, ptr, size, *, stream):
         """Free graph memory at `ptr` inside the capture running on `stream`
         (a free node). Raises :class:`RuntimeError` when `stream` is not capturing."""
-        cdef Stream s = as_stream(stream)
-        cdef CUstream raw = s._raw()
         cdef CUdeviceptr p = <CUdeviceptr><uintptr_t>address_arg(ptr, "ptr")
+        cdef Stream s
+        cdef CUstream raw
         cdef CUresult r
         size_arg(size)
+        if p == 0:   # the empty Buffer of a 0-byte allocation: nothing was allocated
+            return
+        s = as_stream(stream)
+        raw = s._raw()
         _check_capturing(raw)
         with nogil:
             r = driver().cuMemFreeAsync_(p, raw)

@@ -21,6 +21,7 @@ from cuda.core._resource_handles cimport (
     create_memory_pool_handle, device_count, driver, memory_pool_has_free_reserve, memory_pool_set_access,
     not_instantiable,
     primary_context, raise_last_error, size_arg,
+    CU_STREAM_CAPTURE_STATUS_NONE, CUstreamCaptureStatus, graph_driver,
 )
 from cuda.core._stream cimport Stream, as_stream, default_stream
 
@@ -130,6 +131,7 @@ cdef class _MemPool(MemoryResource):
         n = size_arg(size)
         if n == 0:
             return Buffer._wrap(h, 0, self)
+        _check_not_capturing(self, s)
         if n < _RELEASE_GIL_FROM_BYTES or memory_pool_has_free_reserve(self._pool, n):
             # Served from the pool's reserve: a GIL round trip would cost more
             # than the call. (The GIL is held throughout: no other thread can
@@ -249,6 +251,18 @@ cdef int MP_init_create_pool(_MemPool self, int ordinal, CUmemLocationType loc_t
         raise_last_error()
     self._owned = True
     self._ipc = ipc_enabled
+    return 0
+
+
+cdef int _check_not_capturing(object mr, Stream s) except -1:
+    """RuntimeError when `s` is capturing (or its capture was invalidated): a
+    pool allocation there would be an allocation node of the graph, which is
+    GraphMemoryResource's job (upstream's rule)."""
+    cdef CUstreamCaptureStatus status = <CUstreamCaptureStatus>CU_STREAM_CAPTURE_STATUS_NONE
+    check(graph_driver().cuStreamIsCapturing_(s._raw(), &status))
+    if status != CU_STREAM_CAPTURE_STATUS_NONE:
+        raise RuntimeError(f"{type(mr).__name__} cannot perform memory operations on a capturing stream "
+                           "(consider using GraphMemoryResource).")
     return 0
 
 
