@@ -68,10 +68,15 @@ def test_builder_lifecycle_and_messages(device):
     gb.close()
     gb.close()
     assert gb.is_closed and gb.stream is None
-    with pytest.raises(RuntimeError, match="closed"):
+    with pytest.raises(RuntimeError, match="^Graph builder has been closed."):
         gb.begin_building()
+    with pytest.raises(RuntimeError, match="^Graph builder has been closed."):
+        gb.complete()
+    with pytest.raises(ValueError, match="^Source graph builder has been closed."):
+        graph.update(gb)
     graph.close()
-    assert graph.is_closed
+    graph.close()
+    assert graph.is_closed and graph.handle == 0
     with pytest.raises(RuntimeError, match="closed"):
         graph.launch(device.create_stream())
 
@@ -119,6 +124,8 @@ def test_split_join_and_unjoined_fork(device, stream, fill_kernel):
     a.fill(0, stream=stream)
     b.fill(0, stream=stream)
     stream.sync()
+    with pytest.raises(RuntimeError, match="^Graph builder must be building before it can be split."):
+        device.create_graph_builder().split(2)
     gb = device.create_graph_builder().begin_building()
     with pytest.raises(ValueError, match="^Invalid split count: expecting >= 2, got 1"):
         gb.split(1)
@@ -325,10 +332,16 @@ def test_graph_definition_view_and_empty_definition(device, stream, fill_kernel)
     buf.fill(0, stream=stream)
     stream.sync()
     gb = device.create_graph_builder()
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="before begin_building"):
         gb.graph_definition
     gb.begin_building()
     _fill(gb, fill_kernel, buf, 256, 4)
+    with pytest.raises(RuntimeError, match="capture is in"):
+        gb.graph_definition
+    _, forked = gb.split(2)
+    with pytest.raises(RuntimeError, match="forked"):
+        forked.graph_definition
+    gb.join(gb, forked)
     gb.end_building()
     view = gb.graph_definition
     assert view == gb.graph_definition and hash(view) == hash(gb.graph_definition)

@@ -254,7 +254,7 @@ cdef class GraphBuilder:
 
     cdef int _check_open(self) except -1:
         if self._closed:
-            raise RuntimeError("This GraphBuilder has been closed")
+            raise RuntimeError("Graph builder has been closed.")
         return 0
 
     def close(self):
@@ -297,7 +297,12 @@ cdef class GraphBuilder:
         self._check_open()
         if self._kind == _FORKED:
             raise RuntimeError("A forked GraphBuilder has no graph of its own; use the primary builder")
-        if self._state != _ENDED or not self._graph:
+        if self._state == _NOT_STARTED:
+            raise RuntimeError("graph_definition is not available before begin_building() (no graph yet)")
+        if self._state == _CAPTURING:
+            raise RuntimeError("graph_definition is not available while the capture is in progress; "
+                               "call end_building() first")
+        if not self._graph:
             raise RuntimeError("Graph has not finished building.")
         return GraphDefinition_view(self._graph)
 
@@ -410,6 +415,8 @@ cdef class GraphBuilder:
         self._check_open()
         if count < 2:
             raise ValueError(f"Invalid split count: expecting >= 2, got {count}")
+        if self._state != _CAPTURING:
+            raise RuntimeError("Graph builder must be building before it can be split.")
         event = self._stream.record()
         result = [self]
         try:
@@ -590,9 +597,8 @@ cdef class Graph:
 
     @property
     def handle(self):
-        """The raw ``CUgraphExec`` address as an int."""
-        self._check_open()
-        return <uintptr_t>self._h.get().exec
+        """The raw ``CUgraphExec`` address as an int (0 once closed)."""
+        return <uintptr_t>self._h.get().exec if self._h else 0
 
     def __getitem__(self, node):
         """Executable-node views are not implemented in cuda-core-ipcsafe: raises
@@ -601,7 +607,16 @@ cdef class Graph:
 
     def update(self, source):
         """Whole-graph update is not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
+        :class:`NotImplementedError` (after upstream's argument checks:
+        :class:`ValueError` for a closed or unfinished source builder,
+        :class:`TypeError` for another type)."""
+        if isinstance(source, GraphBuilder):
+            if (<GraphBuilder>source)._closed:
+                raise ValueError("Source graph builder has been closed.")
+            if (<GraphBuilder>source)._state != _ENDED:
+                raise ValueError("Graph has not finished building.")
+        elif not isinstance(source, GraphDefinition):
+            raise TypeError(f"source must be a GraphBuilder or a GraphDefinition, not {type(source).__name__}")
         raise NotImplementedError("Graph.update is not implemented in cuda-core-ipcsafe")
 
     def upload(self, stream):
