@@ -117,7 +117,10 @@ namespace cuda_core {
     X(cuMemAllocAsync)                \
     X(cuDeviceGetGraphMemAttribute)   \
     X(cuDeviceSetGraphMemAttribute)   \
-    X(cuDeviceGraphMemTrim)
+    X(cuDeviceGraphMemTrim)           \
+    X(cuGraphGetNodes)                \
+    X(cuGraphGetEdges)                \
+    X(cuGraphNodeGetType)
 
 // Entry points that a supported driver may lack (newer than the oldest driver
 // the package runs on, or absent from the simulated driver): a library without

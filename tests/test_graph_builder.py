@@ -437,3 +437,64 @@ def test_graph_memory_resource_zero_bytes(device, stream):
     assert buf.size == 0 and buf.handle >= 0
     graph.close()
     gb.close()
+
+
+def test_captured_nodes_and_edges(device, stream, fill_kernel):
+    from cuda.core.graph import EmptyNode, GraphNode, HostCallbackNode, KernelNode, MemcpyNode, MemsetNode
+
+    a = device.memory_resource.allocate(128, stream=stream)
+    b = device.memory_resource.allocate(128, stream=stream)
+    stream.sync()
+    gb = device.create_graph_builder().begin_building()
+    _fill(gb, fill_kernel, a, 128, 1)
+    b.copy_from(a, stream=gb)
+    b.fill(0, stream=gb)
+    gb.callback(lambda: None)
+    gb.end_building()
+    gdef = gb.graph_definition
+    nodes = gdef.nodes()
+    assert len(nodes) == 4
+    kinds = sorted(type(n).__name__ for n in nodes)
+    assert kinds == ["HostCallbackNode", "KernelNode", "MemcpyNode", "MemsetNode"]
+    by_kind = {type(n): n for n in nodes}
+    k, c, m, h = by_kind[KernelNode], by_kind[MemcpyNode], by_kind[MemsetNode], by_kind[HostCallbackNode]
+    assert (k.type, c.type, m.type, h.type) == (0, 1, 2, 3)
+    assert gdef.edges() == {(k, c), (c, m), (m, h)}     # one stream: a chain
+    assert k.pred == frozenset() and k.succ == {c} and h.pred == {m}
+    assert all(n.is_valid and n.graph is gdef and isinstance(n.handle, int) for n in nodes)
+    assert k in gdef.nodes() and hash(k) == hash(next(x for x in gdef.nodes() if x == k))
+    assert "KernelNode handle=0x" in repr(k)
+    with pytest.raises(NotImplementedError):
+        k.pred = []
+    with pytest.raises(NotImplementedError):
+        k.destroy()
+    assert GraphNode().type is None and GraphNode().handle is None
+    gb.close()
+    assert len(gdef.nodes()) == 4                       # the view keeps the graph
+    a.close(stream)
+    b.close(stream)
+
+
+def test_forked_capture_edges_are_a_diamond(device, stream, fill_kernel):
+    from cuda.core.graph import GraphBuilder
+
+    bufs = [device.memory_resource.allocate(64, stream=stream) for _ in range(3)]
+    stream.sync()
+    gb = device.create_graph_builder().begin_building()
+    _fill(gb, fill_kernel, bufs[0], 64, 1)
+    left, right = gb.split(2)
+    _fill(left, fill_kernel, bufs[1], 64, 2)
+    _fill(right, fill_kernel, bufs[2], 64, 3)
+    GraphBuilder.join(left, right)
+    bufs[0].fill(1, stream=gb)
+    gb.end_building()
+    gdef = gb.graph_definition
+    nodes = gdef.nodes()
+    assert len(nodes) == 4
+    roots = [n for n in nodes if not n.pred]
+    sinks = [n for n in nodes if not n.succ]
+    assert len(roots) == 1 and len(sinks) == 1
+    assert len(roots[0].succ) == 2 and sinks[0].pred == roots[0].succ
+    gb.close()
+    for x in bufs:
+        x.close(stream)

@@ -29,6 +29,8 @@ struct Graph {
     std::vector<GraphOp> ops;
     std::vector<std::string> labels;  // per operation, for cuGraphDebugDotPrint
     std::vector<uint64_t> node_ids;
+    std::vector<int> types;                      // CUgraphNodeType per operation
+    std::vector<std::vector<CUgraphNode>> deps;  // the nodes each operation depends on
     std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
     bool capturing = false;
 };
@@ -61,6 +63,7 @@ struct GraphState {
     std::unordered_map<uint64_t, Capture> captures;
     std::map<CUstream, CapturingStream> streams;
     std::map<CUevent, std::pair<uint64_t, CUstream>> capture_events;  // event -> (capture, recording stream)
+    std::unordered_map<uint64_t, uint64_t> node_graph;                 // node id -> graph id
     uint64_t graph_pool[kMaxDevices] = {};
 };
 
@@ -85,13 +88,25 @@ Exec* find_exec(CUgraphExec e) {
 
 CUgraph graph_handle(uint64_t id) { return reinterpret_cast<CUgraph>(uintptr_t(make_handle(TAG_GRAPH, id))); }
 
-// Appends an operation to graph `g` (G().mu held); returns its node handle.
-CUgraphNode add_node(Graph& g, GraphOp op, const char* label) {
+// Appends an operation of node type `type` depending on `deps` to graph
+// `g` (G().mu held); returns its node handle.
+CUgraphNode add_node(uint64_t graph_id, Graph& g, GraphOp op, const char* label, int type,
+                     std::vector<CUgraphNode> deps) {
     uint64_t id = G().next_id++;
     g.ops.push_back(std::move(op));
     g.labels.emplace_back(label);
     g.node_ids.push_back(id);
+    g.types.push_back(type);
+    g.deps.push_back(std::move(deps));
+    G().node_graph[id] = graph_id;
     return reinterpret_cast<CUgraphNode>(uintptr_t(make_handle(TAG_NODE, id)));
+}
+
+// Forgets the nodes of graph `id` (G().mu held), before it is erased.
+void forget_nodes(uint64_t id) {
+    auto it = G().graphs.find(id);
+    if (it == G().graphs.end()) return;
+    for (uint64_t n : it->second.node_ids) G().node_graph.erase(n);
 }
 
 // Drops one reference to graph memory; the last frees it (S().mu exclusive, G().mu held).
@@ -121,7 +136,7 @@ Capture* capture_of(CUstream s, CapturingStream** cs = nullptr) {
 
 }  // namespace
 
-bool capture_op(CUstream hStream, GraphOp op, CUresult* rc) {
+bool capture_op(CUstream hStream, GraphOp op, CUresult* rc, int type) {
     std::lock_guard<std::mutex> lk(G().mu);
     CapturingStream* cs = nullptr;
     Capture* c = capture_of(hStream, &cs);
@@ -131,7 +146,9 @@ bool capture_op(CUstream hStream, GraphOp op, CUresult* rc) {
         return true;
     }
     Graph& g = G().graphs[c->graph_id];
-    cs->deps.assign(1, add_node(g, std::move(op), "OP"));
+    static const char* const kLabels[] = {"KERNEL", "MEMCPY", "MEMSET", "HOST", "GRAPH", "EMPTY"};
+    const char* label = type >= 0 && type <= 5 ? kLabels[type] : "OP";
+    cs->deps.assign(1, add_node(c->graph_id, g, std::move(op), label, type, cs->deps));
     if (hStream != c->origin) c->unjoined[hStream] = true;
     *rc = CUDA_SUCCESS;
     return true;
@@ -153,6 +170,11 @@ CUresult check_unsafe_during_capture() {
         }
     }
     return prohibited ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+bool stream_is_capturing(CUstream hStream) {
+    std::lock_guard<std::mutex> lk(G().mu);
+    return capture_of(hStream) != nullptr;
 }
 
 CUresult check_sync_during_capture(CUstream hStream) {
@@ -216,7 +238,8 @@ CUresult capture_alloc(CUstream hStream, int dev, size_t bytesize, CUdeviceptr* 
     if (rc != CUDA_SUCCESS) return rc;
     Graph& g = G().graphs[c->graph_id];
     g.memory->ptrs.push_back(*dptr);
-    cs->deps.assign(1, add_node(g, [](CUstream) { return CUDA_SUCCESS; }, "MEM_ALLOC"));
+    cs->deps.assign(1, add_node(c->graph_id, g, [](CUstream) { return CUDA_SUCCESS; }, "MEM_ALLOC",
+                                CU_GRAPH_NODE_TYPE_MEM_ALLOC, cs->deps));
     if (hStream != c->origin) c->unjoined[hStream] = true;
     return CUDA_SUCCESS;
 }
@@ -232,7 +255,8 @@ CUresult capture_free(CUstream hStream, CUdeviceptr dptr, bool* handled) {
     auto& ptrs = g.memory->ptrs;
     if (std::find(ptrs.begin(), ptrs.end(), dptr) == ptrs.end())
         return CUDA_ERROR_INVALID_VALUE;  // only this graph's own allocations are freed inside it
-    cs->deps.assign(1, add_node(g, [](CUstream) { return CUDA_SUCCESS; }, "MEM_FREE"));
+    cs->deps.assign(1, add_node(c->graph_id, g, [](CUstream) { return CUDA_SUCCESS; }, "MEM_FREE",
+                                CU_GRAPH_NODE_TYPE_MEM_FREE, cs->deps));
     if (hStream != c->origin) c->unjoined[hStream] = true;
     return CUDA_SUCCESS;
 }
@@ -292,6 +316,7 @@ SIM_EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph* phGrap
     graph.capturing = false;
     if (invalidated || unjoined) {
         release_memory(graph.memory);
+        forget_nodes(graph_id);
         G().graphs.erase(graph_id);
         *phGraph = nullptr;
         return invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
@@ -396,6 +421,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph) {
     if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (graph->capturing) return CUDA_ERROR_ILLEGAL_STATE;  // the capture still owns it
     release_memory(graph->memory);
+    forget_nodes(handle_id(hGraph, TAG_GRAPH));
     G().graphs.erase(handle_id(hGraph, TAG_GRAPH));
     return CUDA_SUCCESS;
 }
@@ -413,14 +439,74 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, C
     for (size_t i = 0; i < numDependencies; ++i)
         if (handle_id(dependencies[i], TAG_NODE) == 0) return CUDA_ERROR_INVALID_VALUE;
     std::vector<GraphOp> ops = child->ops;  // the child is cloned
-    *phGraphNode = add_node(*graph, [ops](CUstream s) {
+    *phGraphNode = add_node(handle_id(hGraph, TAG_GRAPH), *graph, [ops](CUstream s) {
         for (const GraphOp& op : ops) {
             CUresult rc = op(s);
             if (rc != CUDA_SUCCESS) return rc;
         }
         return CUDA_SUCCESS;
-    }, "CHILD_GRAPH");
+    }, "CHILD_GRAPH", CU_GRAPH_NODE_TYPE_GRAPH, std::vector<CUgraphNode>(dependencies, dependencies + numDependencies));
     return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
+    SIM_ENTER(cuGraphGetNodes);
+    if (!numNodes) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Graph* graph = find_graph(hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    size_t n = graph->node_ids.size();
+    if (nodes != nullptr) {
+        for (size_t i = 0; i < *numNodes; ++i)
+            nodes[i] = i < n ? reinterpret_cast<CUgraphNode>(uintptr_t(make_handle(TAG_NODE, graph->node_ids[i])))
+                             : nullptr;
+        n = std::min(n, *numNodes);
+    }
+    *numNodes = n;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, CUgraphNode* to,
+                                           CUgraphEdgeData* edgeData, size_t* numEdges) {
+    SIM_ENTER(cuGraphGetEdges);
+    if (!numEdges || (from == nullptr) != (to == nullptr) || (edgeData != nullptr && from == nullptr))
+        return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Graph* graph = find_graph(hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    size_t k = 0;
+    for (size_t i = 0; i < graph->node_ids.size(); ++i) {
+        for (CUgraphNode d : graph->deps[i]) {
+            if (from != nullptr && k < *numEdges) {
+                from[k] = d;
+                to[k] = reinterpret_cast<CUgraphNode>(uintptr_t(make_handle(TAG_NODE, graph->node_ids[i])));
+                if (edgeData) std::memset(&edgeData[k], 0, sizeof(CUgraphEdgeData));
+            }
+            ++k;
+        }
+    }
+    if (from != nullptr) {
+        for (size_t j = k; j < *numEdges; ++j) from[j] = to[j] = nullptr;
+        k = std::min(k, *numEdges);
+    }
+    *numEdges = k;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeType* type) {
+    SIM_ENTER(cuGraphNodeGetType);
+    if (!type) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    uint64_t id = handle_id(hNode, TAG_NODE);
+    auto it = G().node_graph.find(id);
+    if (id == 0 || it == G().node_graph.end()) return CUDA_ERROR_INVALID_VALUE;
+    const Graph& graph = G().graphs[it->second];
+    for (size_t i = 0; i < graph.node_ids.size(); ++i)
+        if (graph.node_ids[i] == id) {
+            *type = CUgraphNodeType(graph.types[i]);
+            return CUDA_SUCCESS;
+        }
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
 SIM_EXPORT CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) {
@@ -531,7 +617,8 @@ SIM_EXPORT CUresult CUDAAPI cuLaunchHostFunc(CUstream hStream, CUhostFn fn, void
         int d;
         CUresult rc = resolve_stream(hStream, &d);
         if (rc != CUDA_SUCCESS) return rc;
-        if (capture_op(hStream, [fn, userData](CUstream s) { return cuLaunchHostFunc(s, fn, userData); }, &rc))
+        if (capture_op(hStream, [fn, userData](CUstream s) { return cuLaunchHostFunc(s, fn, userData); }, &rc,
+                       CU_GRAPH_NODE_TYPE_HOST))
             return rc;
     }
     fn(userData);  // execution is synchronous; no lock held while the host function runs

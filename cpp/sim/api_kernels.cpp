@@ -290,7 +290,7 @@ SIM_EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfun
             for (auto& a : args) ptrs.push_back(a.data());
             return cuLaunchKernelEx(&cfg, f, ptrs.empty() ? nullptr : ptrs.data(), nullptr);
         };
-        if (capture_op(config->hStream, std::move(op), &rc)) return rc;
+        if (capture_op(config->hStream, std::move(op), &rc, CU_GRAPH_NODE_TYPE_KERNEL)) return rc;
     }
     size_t threads = size_t(g[0]) * g[1] * g[2] * b[0] * b[1] * b[2];
     return stand_in->run(kernelParams, dev, threads);

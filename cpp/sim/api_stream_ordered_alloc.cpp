@@ -110,8 +110,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t by
     Pool* p = find_pool(pool);
     if (!p) return CUDA_ERROR_INVALID_HANDLE;
     if (p->imported) return CUDA_ERROR_INVALID_VALUE;  // imported pools cannot allocate
-    if (capture_op(hStream, [](CUstream) { return CUDA_SUCCESS; }, &rc))
-        return rc == CUDA_SUCCESS ? CUDA_ERROR_NOT_SUPPORTED : rc;  // not modelled: allocation nodes from a pool
+    if (stream_is_capturing(hStream)) return CUDA_ERROR_NOT_SUPPORTED;  // not modelled: allocation nodes from a pool
     return pool_alloc_locked(p, bytesize, dev, dptr);
 }
 

@@ -462,14 +462,17 @@ CUresult pool_free_locked(CUdeviceptr dptr, CUstream hStream);
 // ---------------------------------------------------------------------------
 using GraphOp = std::function<CUresult(CUstream)>;
 // Call with S().mu held, after the operation's own checks and before its
-// effect: true when hStream is capturing (then *rc is the result: `op` was
-// added to the capture's graph, or the capture had been invalidated).
-bool capture_op(CUstream hStream, GraphOp op, CUresult* rc);
+// effect: true when hStream is capturing (then *rc is the result: `op`, a node
+// of CUgraphNodeType `type`, was added to the capture's graph, or the capture
+// had been invalidated).
+bool capture_op(CUstream hStream, GraphOp op, CUresult* rc, int type);
 // A potentially unsafe call (pool creation and destruction, imports, access,
 // synchronous allocation): while a GLOBAL capture runs in any thread, or a
 // THREAD_LOCAL one of this thread, and this thread's mode is not RELAXED, it
 // invalidates them and returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
 CUresult check_unsafe_during_capture();
+// True when hStream takes part in a capture (valid or invalidated).
+bool stream_is_capturing(CUstream hStream);
 // cuStreamSynchronize / cuStreamQuery of a capturing stream: invalidates it.
 CUresult check_sync_during_capture(CUstream hStream);
 // cuEventRecord on a capturing stream marks the event as a capture event (true).

@@ -370,6 +370,7 @@ cdef extern from "cuda.h" nogil:
     ctypedef int CUstreamCaptureStatus
     ctypedef int CUstreamCaptureMode
     ctypedef int CUgraphMem_attribute
+    ctypedef int CUgraphNodeType
     ctypedef void (*CUhostFn)(void*) noexcept
     ctypedef struct CUgraphEdgeData:
         pass
@@ -408,6 +409,9 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuDeviceGetGraphMemAttribute_)(CUdevice, CUgraphMem_attribute, void*)
         CUresult (*cuDeviceSetGraphMemAttribute_)(CUdevice, CUgraphMem_attribute, void*)
         CUresult (*cuDeviceGraphMemTrim_)(CUdevice)
+        CUresult (*cuGraphGetNodes_)(CUgraph, CUgraphNode*, size_t*)
+        CUresult (*cuGraphGetEdges_)(CUgraph, CUgraphNode*, CUgraphNode*, CUgraphEdgeData*, size_t*)
+        CUresult (*cuGraphNodeGetType_)(CUgraphNode, CUgraphNodeType*)
 
 cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass GraphBox:

@@ -1,3 +1,5 @@
+from libc.stdint cimport uintptr_t
+
 from cuda.core._resource_handles cimport GraphHandle
 
 
@@ -11,6 +13,7 @@ cdef class GraphDefinition:
     cdef object __weakref__
 
     cdef GraphHandle _graph_handle(self) except *
+    cdef object _node(self, uintptr_t raw)
 
 
 # A GraphDefinition viewing `graph` (a builder's captured graph): it shares the handle.

@@ -6,18 +6,23 @@ condition variables of conditional nodes.
 A :class:`GraphDefinition` owns (or views) a ``CUgraph`` through a C++ handle
 (cpp/graph.hpp): an empty one can be created, a builder's captured graph is
 viewed (:attr:`GraphBuilder.graph_definition`), and either can be printed and
-instantiated. Adding nodes explicitly is not implemented in cuda-core-ipcsafe
-yet: those methods keep upstream 1.2.2's signatures and raise
+instantiated, and its nodes and edges listed. Adding nodes explicitly is not
+implemented in cuda-core-ipcsafe yet: those methods keep upstream 1.2.2's signatures and raise
 :class:`NotImplementedError`; so does everything of :class:`GraphCondition`
 (conditional nodes are not implemented).
 """
 from libc.stdint cimport uintptr_t
 
+from libcpp.vector cimport vector
+
 from cuda.core._resource_handles cimport (
-    CUgraph, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
+    CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
     primary_context, raise_last_error,
 )
 
+from cuda.core.graph._graph_node cimport GraphNode
+
+from cuda.core.graph._subclasses import _NODE_CLASSES
 from cuda.core.typing import GraphMemoryType
 
 __all__ = ['GraphCondition', 'GraphDefinition']
@@ -139,9 +144,6 @@ cdef class GraphDefinition:
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
         raise NotImplementedError("GraphDefinition.deallocate: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
 
-    def edges(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.edges: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
 
     def embed(self, child):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -175,9 +177,6 @@ cdef class GraphDefinition:
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
         raise NotImplementedError("GraphDefinition.memset: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
 
-    def nodes(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.nodes: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
 
     def record(self, event):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -194,3 +193,38 @@ cdef class GraphDefinition:
     def while_loop(self, condition):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
         raise NotImplementedError("GraphDefinition.while_loop: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+    def nodes(self):
+        """The graph's nodes, as a set of :class:`~cuda.core.graph.GraphNode`
+        (of the subclass of each node's type)."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef size_t n = 0
+        cdef vector[CUgraphNode] raw
+        check(graph_driver().cuGraphGetNodes_(g.get().graph, NULL, &n))
+        raw.resize(n)
+        if n:
+            check(graph_driver().cuGraphGetNodes_(g.get().graph, raw.data(), &n))
+        return {self._node(<uintptr_t>raw[i]) for i in range(n)}
+
+    def edges(self):
+        """The graph's dependency edges, as a set of ``(from_node, to_node)`` pairs."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef size_t n = 0
+        cdef vector[CUgraphNode] src
+        cdef vector[CUgraphNode] dst
+        check(graph_driver().cuGraphGetEdges_(g.get().graph, NULL, NULL, NULL, &n))
+        src.resize(n)
+        dst.resize(n)
+        if n:
+            check(graph_driver().cuGraphGetEdges_(g.get().graph, src.data(), dst.data(), NULL, &n))
+        return {(self._node(<uintptr_t>src[i]), self._node(<uintptr_t>dst[i])) for i in range(n)}
+
+    cdef object _node(self, uintptr_t raw):
+        """The node object of `raw`, of its type's class."""
+        cdef CUgraphNodeType t
+        check(graph_driver().cuGraphNodeGetType_(<CUgraphNode>raw, &t))
+        cls = _NODE_CLASSES.get(<int>t, GraphNode)
+        cdef GraphNode node = cls.__new__(cls)
+        node._graph = self
+        node._node = raw
+        return node

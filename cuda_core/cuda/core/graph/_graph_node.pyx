@@ -2,31 +2,43 @@
 # distutils: language = c++
 """cuda.core.graph._graph_node: the base class of explicit graph definition nodes.
 
-Explicit graph definitions (building a graph node by node) are not implemented
-in cuda-core-ipcsafe yet: the class has upstream 1.2.2's members and
-signatures, and each raises :class:`NotImplementedError`. Graphs are built by
-stream capture (:class:`~cuda.core.graph.GraphBuilder`).
+The nodes of a graph can be listed (:meth:`GraphDefinition.nodes`) and asked
+for their type, handle, graph and neighbours. Building a graph node by node is
+not implemented in cuda-core-ipcsafe yet: those members keep upstream 1.2.2's
+signatures and raise :class:`NotImplementedError`. Graphs are built by stream
+capture (:class:`~cuda.core.graph.GraphBuilder`).
 """
+from libc.stdint cimport uintptr_t
+
+from cuda.core._resource_handles cimport CUgraphNode, CUgraphNodeType, check, graph_driver
+
 from cuda.core.typing import GraphMemoryType
 
 __all__ = ['GraphNode']
 
 
 cdef class GraphNode:
-    """A node of a graph definition.
+    """A node of a graph definition (listed by :meth:`GraphDefinition.nodes`).
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
+    Its type, handle, graph, predecessors and successors can be read. Adding
+    nodes after it and destroying it are not implemented in cuda-core-ipcsafe
+    yet (they raise :class:`NotImplementedError`).
     """
 
     def __repr__(self):
-        return f"<{type(self).__name__} destroyed>"
+        if self._graph is None:
+            return f"<{type(self).__name__} destroyed>"
+        return f"<{type(self).__name__} handle=0x{self._node:x}>"
 
     def __eq__(self, other):
-        return self is other
+        if not isinstance(other, GraphNode):
+            return NotImplemented
+        if self._graph is None or (<GraphNode>other)._graph is None:
+            return self is other
+        return (<GraphNode>other)._node == self._node
 
     def __hash__(self):
-        return id(self)
+        return hash(("GraphNode", self._node)) if self._graph is not None else id(self)
 
     def allocate(self, size, *, device=None, memory_type=GraphMemoryType.DEVICE, peer_access=None):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -50,13 +62,15 @@ cdef class GraphNode:
 
     @property
     def graph(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphNode.graph: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The :class:`~cuda.core.graph.GraphDefinition` this node belongs to."""
+        if self._graph is None:
+            raise RuntimeError("This GraphNode is not a node of a graph")
+        return self._graph
 
     @property
     def handle(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphNode.handle: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The raw ``CUgraphNode`` address as an int (None for a node of no graph)."""
+        return <uintptr_t>self._node if self._graph is not None else None
 
     def if_else(self, condition):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -68,8 +82,8 @@ cdef class GraphNode:
 
     @property
     def is_valid(self):
-        """Always False here: no node of a graph definition can be made yet."""
-        return False
+        """Whether this is a node of a graph definition that still holds its graph."""
+        return self._graph is not None and self._graph.is_valid
 
     def join(self, *nodes):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -89,12 +103,15 @@ cdef class GraphNode:
 
     @property
     def pred(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphNode.pred: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The nodes this node depends on (a frozenset; editing edges is not
+        implemented in cuda-core-ipcsafe: assigning raises :class:`NotImplementedError`)."""
+        if self._graph is None:
+            return frozenset()
+        return frozenset(a for a, b in self._graph.edges() if b == self)
 
     @pred.setter
     def pred(self, value):
-        raise NotImplementedError("GraphNode.pred: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        raise NotImplementedError("GraphNode.pred: editing edges is not implemented in cuda-core-ipcsafe")
 
     def record(self, event):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -102,12 +119,15 @@ cdef class GraphNode:
 
     @property
     def succ(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphNode.succ: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The nodes that depend on this node (a frozenset; assigning raises
+        :class:`NotImplementedError`)."""
+        if self._graph is None:
+            return frozenset()
+        return frozenset(b for a, b in self._graph.edges() if a == self)
 
     @succ.setter
     def succ(self, value):
-        raise NotImplementedError("GraphNode.succ: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        raise NotImplementedError("GraphNode.succ: editing edges is not implemented in cuda-core-ipcsafe")
 
     def switch(self, condition, count):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -115,8 +135,12 @@ cdef class GraphNode:
 
     @property
     def type(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphNode.type: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The node's ``CUgraphNodeType`` as an int (None for a node of no graph)."""
+        cdef CUgraphNodeType t
+        if self._graph is None:
+            return None
+        check(graph_driver().cuGraphNodeGetType_(<CUgraphNode>self._node, &t))
+        return <int>t
 
     def wait(self, event):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""

@@ -458,3 +458,9 @@ cdef class ExecutableHostCallbackNode(ExecutableGraphNode):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
         raise NotImplementedError("ExecutableHostCallbackNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
 
+
+# CUgraphNodeType -> the class of its nodes (upstream's mapping).
+_NODE_CLASSES = {
+    0: KernelNode, 1: MemcpyNode, 2: MemsetNode, 3: HostCallbackNode, 4: ChildGraphNode, 5: EmptyNode,
+    6: EventWaitNode, 7: EventRecordNode, 10: AllocNode, 11: FreeNode, 13: ConditionalNode,
+}
