@@ -120,7 +120,8 @@ namespace cuda_core {
     X(cuDeviceGraphMemTrim)           \
     X(cuGraphGetNodes)                \
     X(cuGraphGetEdges)                \
-    X(cuGraphNodeGetType)
+    X(cuGraphNodeGetType)             \
+    X(cuGraphAddEmptyNode)
 
 // Entry points that a supported driver may lack (newer than the oldest driver
 // the package runs on, or absent from the simulated driver): a library without

@@ -311,7 +311,7 @@ def test_not_implemented_parts_raise_clearly(device):
     gdef = gb.graph_definition
     assert gdef.is_valid and gdef.handle != 0
     with pytest.raises(NotImplementedError, match="not implemented"):
-        gdef.empty()
+        gdef.memcpy(0, 0, 1)
     with pytest.raises(NotImplementedError, match="not implemented"):
         gdef.memset(0, 0, 1)
     with pytest.raises(NotImplementedError, match="not implemented"):
@@ -498,3 +498,29 @@ def test_forked_capture_edges_are_a_diamond(device, stream, fill_kernel):
     gb.close()
     for x in bufs:
         x.close(stream)
+
+
+def test_empty_and_join_nodes_of_a_definition(device, stream):
+    from cuda.core import CUDAError
+    from cuda.core.graph import EmptyNode, GraphDefinition
+
+    gdef = GraphDefinition()
+    a = gdef.empty()
+    b = gdef.empty()
+    assert isinstance(a, EmptyNode) and a.type == 5 and a != b
+    j = gdef.join(a, b)
+    k = a.join(j)
+    assert gdef.nodes() == {a, b, j, k}
+    assert gdef.edges() == {(a, j), (b, j), (a, k), (j, k)}
+    assert j.pred == {a, b} and k.pred == {a, j} and a.succ == {j, k}
+    with pytest.raises(TypeError, match="GraphNode"):
+        gdef.join(a, "b")
+    other = GraphDefinition()
+    with pytest.raises(ValueError, match="this graph definition"):
+        other.join(a)
+    with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_VALUE"):
+        gdef.join(a, a)                 # a dependency named twice: the driver refuses it
+    graph = gdef.instantiate()
+    graph.launch(stream)
+    stream.sync()
+    graph.close()

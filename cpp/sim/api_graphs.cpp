@@ -449,6 +449,26 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, C
     return CUDA_SUCCESS;
 }
 
+SIM_EXPORT CUresult CUDAAPI cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                               const CUgraphNode* dependencies, size_t numDependencies) {
+    SIM_ENTER(cuGraphAddEmptyNode);
+    if (!phGraphNode || (numDependencies != 0 && dependencies == nullptr)) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Graph* graph = find_graph(hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
+    for (size_t i = 0; i < numDependencies; ++i) {  // a dependency must be a node of this graph, named once
+        auto it = G().node_graph.find(handle_id(dependencies[i], TAG_NODE));
+        if (it == G().node_graph.end() || it->second != graph_id) return CUDA_ERROR_INVALID_VALUE;
+        for (size_t j = 0; j < i; ++j)
+            if (dependencies[j] == dependencies[i]) return CUDA_ERROR_INVALID_VALUE;
+    }
+    *phGraphNode = add_node(graph_id, *graph, [](CUstream) { return CUDA_SUCCESS; }, "EMPTY",
+                            CU_GRAPH_NODE_TYPE_EMPTY,
+                            std::vector<CUgraphNode>(dependencies, dependencies + numDependencies));
+    return CUDA_SUCCESS;
+}
+
 SIM_EXPORT CUresult CUDAAPI cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, size_t* numNodes) {
     SIM_ENTER(cuGraphGetNodes);
     if (!numNodes) return CUDA_ERROR_INVALID_VALUE;

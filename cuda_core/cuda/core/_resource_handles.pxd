@@ -412,6 +412,7 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuGraphGetNodes_)(CUgraph, CUgraphNode*, size_t*)
         CUresult (*cuGraphGetEdges_)(CUgraph, CUgraphNode*, CUgraphNode*, CUgraphEdgeData*, size_t*)
         CUresult (*cuGraphNodeGetType_)(CUgraphNode, CUgraphNodeType*)
+        CUresult (*cuGraphAddEmptyNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t)
 
 cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass GraphBox:

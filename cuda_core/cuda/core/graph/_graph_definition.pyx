@@ -149,9 +149,6 @@ cdef class GraphDefinition:
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
         raise NotImplementedError("GraphDefinition.embed: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
 
-    def empty(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.empty: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
 
     def if_else(self, condition):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -161,9 +158,6 @@ cdef class GraphDefinition:
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
         raise NotImplementedError("GraphDefinition.if_then: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
 
-    def join(self, *nodes):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.join: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
 
     def launch(self, config, kernel, *args):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -228,3 +222,26 @@ cdef class GraphDefinition:
         node._graph = self
         node._node = raw
         return node
+
+    def _add_empty_node(self, deps):
+        """A new EmptyNode depending on `deps` (GraphNodes of this graph)."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef vector[CUgraphNode] raw
+        cdef CUgraphNode node = NULL
+        for d in deps:
+            if not isinstance(d, GraphNode):
+                raise TypeError(f"nodes must be GraphNode objects, not {type(d).__name__}")
+            if (<GraphNode>d)._graph is None or (<GraphNode>d)._graph != self:
+                raise ValueError("every node must belong to this graph definition")
+            raw.push_back(<CUgraphNode>(<GraphNode>d)._node)
+        check(graph_driver().cuGraphAddEmptyNode_(&node, g.get().graph, raw.data() if raw.size() else NULL,
+                                                  raw.size()))
+        return self._node(<uintptr_t>node)
+
+    def empty(self):
+        """Add an :class:`~cuda.core.graph.EmptyNode` with no dependencies (an entry point)."""
+        return self._add_empty_node(())
+
+    def join(self, *nodes):
+        """Add an :class:`~cuda.core.graph.EmptyNode` that depends on every node of `nodes`."""
+        return self._add_empty_node(nodes)

@@ -86,8 +86,10 @@ cdef class GraphNode:
         return self._graph is not None and self._graph.is_valid
 
     def join(self, *nodes):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphNode.join: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """Add an :class:`~cuda.core.graph.EmptyNode` that depends on this node and every node of `nodes`."""
+        if self._graph is None:
+            raise RuntimeError("This GraphNode is not a node of a graph")
+        return self._graph._add_empty_node((self,) + nodes)
 
     def launch(self, config, kernel, *args):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
