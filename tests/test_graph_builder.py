@@ -254,6 +254,13 @@ def test_synchronizing_a_capturing_stream_invalidates_the_capture(device):
     with pytest.raises(CUDAError, match="CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"):
         gb.end_building()
     gb.close()
+    again = device.create_graph_builder().begin_building()
+    with pytest.raises(CUDAError):
+        again.stream.sync()
+    with pytest.raises(CUDAError, match="CUDA_ERROR_STREAM_CAPTURE_INVALIDATED"):
+        again.close()                   # reports the failed capture, and is closed all the same
+    assert again.is_closed
+    again.close()
 
 
 def test_dropping_a_building_builder_ends_its_capture(device):

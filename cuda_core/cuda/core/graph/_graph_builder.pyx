@@ -243,9 +243,8 @@ cdef class GraphBuilder:
         # A primary builder dropped while capturing ends its capture; the
         # partial graph is destroyed with the handle.
         cdef GraphHandle discarded
-        cdef ContextHandle ctx
         if self._stream is not None and self._state == _CAPTURING and self._kind == _PRIMARY and not self._closed:
-            discarded = graph_end_capture(self._stream._h, ctx)
+            discarded = graph_end_capture(self._stream._h, self._stream._h.get().context)
 
     @staticmethod
     def _init(stream):
@@ -260,16 +259,18 @@ cdef class GraphBuilder:
     def close(self):
         """Destroy the graph builder (a primary builder still capturing ends its capture first)."""
         cdef GraphHandle discarded
+        cdef bint failed = False
         if self._closed:
             return
         if self._state == _CAPTURING and self._kind == _PRIMARY:
             discarded = graph_end_capture(self._stream._h, self._stream._h.get().context)
-            if not discarded:
-                raise_last_error()
+            failed = not discarded
         self._graph.reset()
         self._state = _ENDED
         self._closed = True
         self._stream = None
+        if failed:   # closed all the same: the driver ended the capture either way
+            raise_last_error()
 
     @property
     def is_closed(self) -> bool:
