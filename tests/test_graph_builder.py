@@ -531,3 +531,31 @@ def test_empty_and_join_nodes_of_a_definition(device, stream):
     graph.launch(stream)
     stream.sync()
     graph.close()
+
+
+def test_graph_memory_used_after_the_builder_is_closed(device, stream, fill_kernel):
+    import warnings
+
+    from cuda.core import GraphMemoryResource
+
+    gmr = GraphMemoryResource(device)
+    n = 512
+    gb = device.create_graph_builder().begin_building()
+    out = gmr.allocate(n, stream=gb)
+    _fill(gb, fill_kernel, out, n, 8)
+    graph = gb.end_building().complete()
+    gb.close()                           # the Buffer keeps the builder's stream
+    graph.launch(stream)
+    stream.sync()
+    assert host_bytes(out, stream) == expected_fill(n, 8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out.close()                      # a free of graph memory outside the capture
+        stream.sync()
+    graph.close()
+    # the memory is free for the next graph
+    gb2 = device.create_graph_builder().begin_building()
+    again = gmr.allocate(n, stream=gb2)
+    again.close()
+    gb2.end_building().complete().close()
+    gb2.close()

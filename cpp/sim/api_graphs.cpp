@@ -261,6 +261,15 @@ CUresult capture_free(CUstream hStream, CUdeviceptr dptr, bool* handled) {
     return CUDA_SUCCESS;
 }
 
+void forget_graph_allocation(CUdeviceptr dptr) {
+    std::lock_guard<std::mutex> lk(G().mu);
+    auto drop = [dptr](const std::shared_ptr<GraphMemory>& m) {
+        if (m) m->ptrs.erase(std::remove(m->ptrs.begin(), m->ptrs.end(), dptr), m->ptrs.end());
+    };
+    for (auto& kv : G().graphs) drop(kv.second.memory);
+    for (auto& kv : G().execs) drop(kv.second.memory);
+}
+
 }  // namespace cuda_sim
 
 // --- capture --------------------------------------------------------------------

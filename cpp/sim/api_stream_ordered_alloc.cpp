@@ -123,5 +123,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
     bool handled = false;
     rc = capture_free(hStream, dptr, &handled);
     if (handled) return rc;
-    return pool_free_locked(dptr, hStream);
+    rc = pool_free_locked(dptr, hStream);
+    if (rc == CUDA_SUCCESS) forget_graph_allocation(dptr);  // graph memory freed by its user
+    return rc;
 }

@@ -483,6 +483,8 @@ CUresult note_event_wait(CUstream hStream, CUevent e);
 CUresult capture_alloc(CUstream hStream, int dev, size_t bytesize, CUdeviceptr* dptr, bool* handled);
 // cuMemFreeAsync on a capturing stream (*handled = true when it was).
 CUresult capture_free(CUstream hStream, CUdeviceptr dptr, bool* handled);
+// A free outside any capture of graph memory: no graph releases it again.
+void forget_graph_allocation(CUdeviceptr dptr);
 
 }  // namespace cuda_sim
 

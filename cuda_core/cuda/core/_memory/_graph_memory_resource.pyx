@@ -7,7 +7,8 @@ allocation nodes), through the package's driver table (upstream module path
 An allocation is ``cuMemAllocAsync`` on the capturing stream: the driver adds
 an allocation node to the graph being captured, and the address stays the same
 for every launch. Freeing it on a capturing stream adds a free node. Outside a
-capture both raise :class:`RuntimeError`, as upstream's.
+capture an allocation raises :class:`RuntimeError`, as upstream's; a free
+there is an ordinary free of graph memory.
 """
 from functools import cache
 
@@ -23,8 +24,20 @@ from cuda.core._resource_handles cimport (
 from cuda.core._stream cimport Stream, as_stream
 
 from cuda.core._memory._buffer import Buffer
+from cuda.core.graph._graph_builder import GraphBuilder
 
 __all__ = ['GraphMemoryResource']
+
+
+cdef object _own_stream(object stream):
+    """A GraphBuilder's own Stream (a Buffer must keep the CUstream alive, not a
+    view of it through the builder, which closing the builder releases)."""
+    if isinstance(stream, GraphBuilder):
+        own = stream.stream
+        if own is None:
+            raise RuntimeError("Graph builder has been closed.")
+        return own
+    return stream
 
 
 cdef int _check_capturing(CUstream raw) except -1:
@@ -117,11 +130,12 @@ cdef class cyGraphMemoryResource(MemoryResource):
 
     def allocate(self, size, *, stream):
         """Allocate `size` bytes inside the capture running on `stream` (a Stream
-        or a GraphBuilder); the returned Buffer is freed on that stream when closed.
+        or a GraphBuilder); the returned Buffer is freed on that stream when
+        closed (a builder's own Stream, which the Buffer keeps alive).
 
         Raises :class:`RuntimeError` when `stream` is not capturing.
         """
-        cdef Stream s = as_stream(stream)
+        cdef Stream s = as_stream(_own_stream(stream))
         cdef CUstream raw = s._raw()
         cdef size_t n = size_arg(size)
         cdef CUdeviceptr ptr = 0
@@ -135,8 +149,8 @@ cdef class cyGraphMemoryResource(MemoryResource):
         return Buffer.from_handle(<uintptr_t>ptr, n, self, stream=s)
 
     def deallocate(self, ptr, size, *, stream):
-        """Free graph memory at `ptr` inside the capture running on `stream`
-        (a free node). Raises :class:`RuntimeError` when `stream` is not capturing."""
+        """Free graph memory at `ptr` on `stream`: inside a capture a free node,
+        elsewhere an ordinary stream-ordered free of graph memory (as upstream's)."""
         cdef CUdeviceptr p = <CUdeviceptr><uintptr_t>address_arg(ptr, "ptr")
         cdef Stream s
         cdef CUstream raw
@@ -144,9 +158,8 @@ cdef class cyGraphMemoryResource(MemoryResource):
         size_arg(size)
         if p == 0:   # the empty Buffer of a 0-byte allocation: nothing was allocated
             return
-        s = as_stream(stream)
+        s = as_stream(_own_stream(stream))
         raw = s._raw()
-        _check_capturing(raw)
         with nogil:
             r = driver().cuMemFreeAsync_(p, raw)
         check(r)
@@ -186,9 +199,10 @@ cdef class cyGraphMemoryResource(MemoryResource):
 class GraphMemoryResource(cyGraphMemoryResource):
     """The memory resource of graph allocations of a device (one object per device).
 
-    Allocations and frees are valid only on a stream (or GraphBuilder) that is
-    capturing: they become allocation and free nodes of the captured graph.
-    Elsewhere they raise :class:`RuntimeError`. :attr:`attributes` reports the
+    Allocations are valid only on a stream (or GraphBuilder) that is
+    capturing: they become allocation nodes of the captured graph (elsewhere
+    :class:`RuntimeError`). A free on a capturing stream is a free node; a free
+    elsewhere releases graph memory that outlived its graph's launch. :attr:`attributes` reports the
     device's graph-memory use; :meth:`trim` releases what is cached.
 
     Parameters
