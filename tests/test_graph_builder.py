@@ -276,6 +276,19 @@ def test_dropping_a_building_builder_ends_its_capture(device):
     assert stream.create_graph_builder().begin_building().end_building().is_building is False
 
 
+def test_a_builder_as_a_stream_argument_is_its_own_stream(device):
+    from cuda.core import GraphMemoryResource
+
+    gb = device.create_graph_builder().begin_building()
+    buf = GraphMemoryResource(device).allocate(64, stream=gb)
+    buf.set_deallocation_stream(gb)
+    gb.end_building().complete().close()
+    gb.close()
+    with pytest.raises(RuntimeError, match="^Graph builder has been closed."):
+        buf.copy_from(buf, stream=gb)
+    buf.close()                          # on the builder's own stream, still alive through the Buffer
+
+
 def test_hostile_inputs(device, stream):
     from cuda.core.graph import GraphBuilder
 

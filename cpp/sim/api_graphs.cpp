@@ -18,10 +18,14 @@ constexpr Tag TAG_GRAPH = Tag(0x6A);
 constexpr Tag TAG_EXEC = Tag(0x6E);
 constexpr Tag TAG_NODE = Tag(0x6D);
 
-// Graph allocations of one graph: freed when the graph and every executable
-// graph made from it are gone (release_memory, exclusive S().mu held).
+// Graph allocations of one graph. Those the graph frees itself (a free node)
+// are released when the graph and every executable graph made from it are
+// gone (release_memory, exclusive S().mu held); the others outlive the graph,
+// as on the driver, until their user frees them (cuMemFreeAsync outside a
+// capture: forget_graph_allocation).
 struct GraphMemory {
     std::vector<CUdeviceptr> ptrs;
+    std::set<CUdeviceptr> freed_in_graph;
 };
 
 struct Graph {
@@ -112,7 +116,8 @@ void forget_nodes(uint64_t id) {
 // Drops one reference to graph memory; the last frees it (S().mu exclusive, G().mu held).
 void release_memory(std::shared_ptr<GraphMemory>& memory) {
     if (memory && memory.use_count() == 1)
-        for (CUdeviceptr p : memory->ptrs) (void)pool_free_locked(p, nullptr);
+        for (CUdeviceptr p : memory->ptrs)
+            if (memory->freed_in_graph.count(p)) (void)pool_free_locked(p, nullptr);
     memory.reset();
 }
 
@@ -255,6 +260,7 @@ CUresult capture_free(CUstream hStream, CUdeviceptr dptr, bool* handled) {
     auto& ptrs = g.memory->ptrs;
     if (std::find(ptrs.begin(), ptrs.end(), dptr) == ptrs.end())
         return CUDA_ERROR_INVALID_VALUE;  // only this graph's own allocations are freed inside it
+    g.memory->freed_in_graph.insert(dptr);
     cs->deps.assign(1, add_node(c->graph_id, g, [](CUstream) { return CUDA_SUCCESS; }, "MEM_FREE",
                                 CU_GRAPH_NODE_TYPE_MEM_FREE, cs->deps));
     if (hStream != c->origin) c->unjoined[hStream] = true;
@@ -264,7 +270,9 @@ CUresult capture_free(CUstream hStream, CUdeviceptr dptr, bool* handled) {
 void forget_graph_allocation(CUdeviceptr dptr) {
     std::lock_guard<std::mutex> lk(G().mu);
     auto drop = [dptr](const std::shared_ptr<GraphMemory>& m) {
-        if (m) m->ptrs.erase(std::remove(m->ptrs.begin(), m->ptrs.end(), dptr), m->ptrs.end());
+        if (!m) return;
+        m->ptrs.erase(std::remove(m->ptrs.begin(), m->ptrs.end(), dptr), m->ptrs.end());
+        m->freed_in_graph.erase(dptr);
     };
     for (auto& kv : G().graphs) drop(kv.second.memory);
     for (auto& kv : G().execs) drop(kv.second.memory);

@@ -24,20 +24,8 @@ from cuda.core._resource_handles cimport (
 from cuda.core._stream cimport Stream, as_stream
 
 from cuda.core._memory._buffer import Buffer
-from cuda.core.graph._graph_builder import GraphBuilder
 
 __all__ = ['GraphMemoryResource']
-
-
-cdef object _own_stream(object stream):
-    """A GraphBuilder's own Stream (a Buffer must keep the CUstream alive, not a
-    view of it through the builder, which closing the builder releases)."""
-    if isinstance(stream, GraphBuilder):
-        own = stream.stream
-        if own is None:
-            raise RuntimeError("Graph builder has been closed.")
-        return own
-    return stream
 
 
 cdef int _check_capturing(CUstream raw) except -1:
@@ -131,11 +119,12 @@ cdef class cyGraphMemoryResource(MemoryResource):
     def allocate(self, size, *, stream):
         """Allocate `size` bytes inside the capture running on `stream` (a Stream
         or a GraphBuilder); the returned Buffer is freed on that stream when
-        closed (a builder's own Stream, which the Buffer keeps alive).
+        closed (a builder's own Stream, which the Buffer keeps alive: see
+        ``Stream_accept``).
 
         Raises :class:`RuntimeError` when `stream` is not capturing.
         """
-        cdef Stream s = as_stream(_own_stream(stream))
+        cdef Stream s = as_stream(stream)
         cdef CUstream raw = s._raw()
         cdef size_t n = size_arg(size)
         cdef CUdeviceptr ptr = 0
@@ -158,7 +147,7 @@ cdef class cyGraphMemoryResource(MemoryResource):
         size_arg(size)
         if p == 0:   # the empty Buffer of a 0-byte allocation: nothing was allocated
             return
-        s = as_stream(_own_stream(stream))
+        s = as_stream(stream)
         raw = s._raw()
         with nogil:
             r = driver().cuMemFreeAsync_(p, raw)
