@@ -40,12 +40,12 @@ void destroy_pool_box(const MemoryPoolBox* box) noexcept {
 // (DESIGN.md, driver facts). Requires no lock held.
 void destroy_imported_pool_box(const MemoryPoolBox* box) noexcept {
     release_box(box, "cuCtxSynchronize + cuMemPoolDestroy (imported pool)", [](const MemoryPoolBox& b) noexcept {
+        RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid (sync and destroy)
         CUresult synced = CUDA_SUCCESS;
         if (b.context) {
             ContextScopeGuard scope(b.context);
             synced = scope.status() == CUDA_SUCCESS ? drv().cuCtxSynchronize_() : scope.status();
         }
-        RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
         CUresult destroyed = drv().cuMemPoolDestroy_(b.pool);
         return destroyed != CUDA_SUCCESS ? destroyed : synced;
     });

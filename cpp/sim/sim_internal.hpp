@@ -467,7 +467,7 @@ using GraphOp = std::function<CUresult(CUstream)>;
 // had been invalidated).
 bool capture_op(CUstream hStream, GraphOp op, CUresult* rc, int type);
 // A potentially unsafe call (pool creation and destruction, imports, access,
-// synchronous allocation): while a GLOBAL capture runs in any thread, or a
+// context synchronization): while a GLOBAL capture runs in any thread, or a
 // THREAD_LOCAL one of this thread, and this thread's mode is not RELAXED, it
 // invalidates them and returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
 CUresult check_unsafe_during_capture();
