@@ -115,7 +115,30 @@ namespace cuda_core {
     X(cuMemUnmap)                     \
     X(cuMemSetAccess)                 \
     X(cuMemExportToShareableHandle)   \
-    X(cuMemImportFromShareableHandle)
+    X(cuMemImportFromShareableHandle)   \
+    X(cuStreamBeginCapture)           \
+    X(cuStreamEndCapture)             \
+    X(cuStreamIsCapturing)            \
+    X(cuStreamGetCaptureInfo)         \
+    X(cuStreamUpdateCaptureDependencies) \
+    X(cuThreadExchangeStreamCaptureMode) \
+    X(cuGraphCreate)                  \
+    X(cuGraphDestroy)                 \
+    X(cuGraphAddChildGraphNode)       \
+    X(cuGraphDebugDotPrint)           \
+    X(cuGraphInstantiateWithParams)   \
+    X(cuGraphExecDestroy)             \
+    X(cuGraphUpload)                  \
+    X(cuGraphLaunch)                  \
+    X(cuLaunchHostFunc)               \
+    X(cuMemAllocAsync)                \
+    X(cuDeviceGetGraphMemAttribute)   \
+    X(cuDeviceSetGraphMemAttribute)   \
+    X(cuDeviceGraphMemTrim)           \
+    X(cuGraphGetNodes)                \
+    X(cuGraphGetEdges)                \
+    X(cuGraphNodeGetType)             \
+    X(cuGraphAddEmptyNode)
 
 // Entry points that a supported driver may lack (newer than the oldest driver
 // the package runs on, or absent from the simulated driver): a library without

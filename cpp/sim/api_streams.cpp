@@ -29,6 +29,7 @@ SIM_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
     Excl lk(S().mu);
     int d;
     CUresult rc = resolve_stream(hStream, &d);
+    if (rc == CUDA_SUCCESS) rc = check_sync_during_capture(hStream);
     if (rc == CUDA_SUCCESS) forget_synchronized_frees(&hStream);
     return rc;
 }
@@ -37,7 +38,8 @@ SIM_EXPORT CUresult CUDAAPI cuStreamQuery(CUstream hStream) {
     SIM_ENTER(cuStreamQuery);
     Shared lk(S().mu);
     int d;
-    return resolve_stream(hStream, &d);
+    CUresult rc = resolve_stream(hStream, &d);
+    return rc == CUDA_SUCCESS ? check_sync_during_capture(hStream) : rc;
 }
 
 SIM_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
@@ -48,7 +50,7 @@ SIM_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, 
     CUresult rc = resolve_stream(hStream, &d);
     if (rc != CUDA_SUCCESS) return rc;
     if (!find_event(hEvent)) return CUDA_ERROR_INVALID_HANDLE;
-    return CUDA_SUCCESS;  // execution is synchronous: the event is complete
+    return note_event_wait(hStream, hEvent);  // complete (synchronous), or a capture fork/join
 }
 
 namespace {
@@ -95,16 +97,4 @@ SIM_EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
     if (rc != CUDA_SUCCESS) return rc;
     *pctx = rec.ctx_id > 0 ? ctx_handle_of_id(rec.ctx_id) : ctx_handle(rec.dev);
     return CUDA_SUCCESS;
-}
-
-// The simulator has no stream capture (no cuStreamBeginCapture): every stream
-// it knows is not capturing; an unknown stream is an error, as on the driver.
-SIM_EXPORT CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
-    SIM_ENTER(cuStreamIsCapturing);
-    if (!captureStatus) return CUDA_ERROR_INVALID_VALUE;
-    Shared lk(S().mu);
-    int d;
-    CUresult rc = resolve_stream(hStream, &d);
-    if (rc == CUDA_SUCCESS) *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
-    return rc;
 }

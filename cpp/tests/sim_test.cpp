@@ -967,8 +967,6 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         "cuGetProcAddress", SIMT_STR(cuGetProcAddress),
         // the synchronous managed allocation upstream's test helpers make (api_managed_alloc.cpp)
         "cuMemAllocManaged", SIMT_STR(cuMemFree),
-        // CUDA_SIM_EXTRA_FUNCTIONS (sim_internal.hpp): what NVIDIA's cuda-core needs beyond the core's table
-        "cuStreamIsCapturing",
         // CUDA_SIM_OPTIONAL_FUNCTIONS (sim/sim_exports.hpp): the optional entry points it models
 #define SIMT_NAME(name) SIMT_STR(name),
         CUDA_SIM_OPTIONAL_FUNCTIONS(SIMT_NAME)

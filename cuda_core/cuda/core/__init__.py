@@ -26,6 +26,7 @@ from cuda.core._memory import (  # noqa: E402
     Buffer,
     DeviceMemoryResource,
     DeviceMemoryResourceOptions,
+    GraphMemoryResource,
     IPCAllocationHandle,
     IPCBufferDescriptor,
     LegacyPinnedMemoryResource,
@@ -42,6 +43,7 @@ from cuda.core._program import Program, ProgramOptions  # noqa: E402
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions  # noqa: E402
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError  # noqa: E402
 
+from cuda.core import graph  # noqa: E402,F401  (a module, as upstream's)
 from cuda.core import system  # noqa: E402  (a module, as upstream's)
 from cuda.core import checkpoint  # noqa: E402,F401  (a module, as upstream's)
 from cuda.core import typing  # noqa: E402,F401  (upstream exposes cuda.core.typing)
@@ -62,6 +64,7 @@ __all__ = [
     "DeviceResources",
     "Event",
     "EventOptions",
+    "GraphMemoryResource",
     "IPCAllocationHandle",
     "IPCBufferDescriptor",
     "IPCEventDescriptor",

@@ -1,5 +1,6 @@
 """Type stubs for cuda.core."""
 from cuda.core._context import Context, ContextOptions
+from cuda.core import graph as graph
 from cuda.core import system as system
 from cuda.core._device import Device
 from cuda.core._device_resources import (
@@ -16,6 +17,7 @@ from cuda.core._memory import (
     Buffer,
     DeviceMemoryResource,
     DeviceMemoryResourceOptions,
+    GraphMemoryResource,
     IPCAllocationHandle,
     IPCBufferDescriptor,
     LegacyPinnedMemoryResource,
@@ -47,6 +49,7 @@ __all__ = [
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
     "DeviceResources",
+    "GraphMemoryResource",
     "Event",
     "EventOptions",
     "IPCAllocationHandle",

@@ -17,6 +17,7 @@ from cuda.core._resource_handles cimport (
 )
 from libcpp.vector cimport vector
 from cuda.core._stream cimport Stream, default_stream
+from cuda.core.graph._graph_builder cimport GraphBuilder_for_stream
 
 import operator
 import threading
@@ -884,6 +885,11 @@ class Device:
         if obj is not None:
             return Stream._from_foreign(obj)
         return Stream._create(self._id, options)
+
+    def create_graph_builder(self):
+        """A new :class:`~cuda.core.graph.GraphBuilder` capturing on a new stream of
+        this device (building has not begun: call ``begin_building()``)."""
+        return GraphBuilder_for_stream(Stream._create(self._id, None))
 
     def create_event(self, options=None):
         """Create an :class:`~cuda.core.Event` on this device, not yet recorded.

@@ -567,3 +567,76 @@ cdef StreamHandle create_green_stream_handle(const ContextHandle& context, unsig
                                              int priority) noexcept nogil
 # cuDriverGetVersion as (major, minor, patch), e.g. (13, 0, 0) for 13000.
 cdef tuple driver_version_tuple()
+# ---------------------------------------------------------------- graphs and stream capture (cpp/graph.hpp)
+cdef extern from "cuda.h" nogil:
+    ctypedef void* CUgraph
+    ctypedef void* CUgraphExec
+    ctypedef void* CUgraphNode
+    ctypedef int CUstreamCaptureStatus
+    ctypedef int CUstreamCaptureMode
+    ctypedef int CUgraphMem_attribute
+    ctypedef int CUgraphNodeType
+    ctypedef void (*CUhostFn)(void*) noexcept
+    ctypedef struct CUgraphEdgeData:
+        pass
+    enum:
+        CU_STREAM_CAPTURE_STATUS_NONE
+        CU_STREAM_CAPTURE_STATUS_ACTIVE
+        CU_STREAM_CAPTURE_STATUS_INVALIDATED
+        CU_STREAM_CAPTURE_MODE_GLOBAL
+        CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+        CU_STREAM_CAPTURE_MODE_RELAXED
+        CU_STREAM_ADD_CAPTURE_DEPENDENCIES
+        CU_STREAM_SET_CAPTURE_DEPENDENCIES
+        CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+        CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+        CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+        CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
+        CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+        CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+
+cdef extern from "driver.hpp" namespace "cuda_core" nogil:
+    cppclass GraphDriverTable "cuda_core::DriverTable":
+        CUresult (*cuStreamBeginCapture_)(CUstream, CUstreamCaptureMode)
+        CUresult (*cuStreamIsCapturing_)(CUstream, CUstreamCaptureStatus*)
+        CUresult (*cuStreamGetCaptureInfo_)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*,
+                                            const CUgraphNode**, const CUgraphEdgeData**, size_t*)
+        CUresult (*cuStreamUpdateCaptureDependencies_)(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t,
+                                                       unsigned int)
+        CUresult (*cuGraphAddChildGraphNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUgraph)
+        CUresult (*cuGraphDebugDotPrint_)(CUgraph, const char*, unsigned int)
+        CUresult (*cuGraphUpload_)(CUgraphExec, CUstream)
+        CUresult (*cuGraphLaunch_)(CUgraphExec, CUstream)
+        CUresult (*cuLaunchHostFunc_)(CUstream, CUhostFn, void*)
+        CUresult (*cuMemAllocAsync_)(CUdeviceptr*, size_t, CUstream)
+        CUresult (*cuDeviceGetGraphMemAttribute_)(CUdevice, CUgraphMem_attribute, void*)
+        CUresult (*cuDeviceSetGraphMemAttribute_)(CUdevice, CUgraphMem_attribute, void*)
+        CUresult (*cuDeviceGraphMemTrim_)(CUdevice)
+        CUresult (*cuGraphGetNodes_)(CUgraph, CUgraphNode*, size_t*)
+        CUresult (*cuGraphGetEdges_)(CUgraph, CUgraphNode*, CUgraphNode*, CUgraphEdgeData*, size_t*)
+        CUresult (*cuGraphNodeGetType_)(CUgraphNode, CUgraphNodeType*)
+        CUresult (*cuGraphAddEmptyNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t)
+
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
+    cppclass GraphBox:
+        CUgraph graph
+        shared_ptr[const ContextBox] context
+        cbool owned
+    cppclass GraphExecBox:
+        CUgraphExec exec "exec"
+        shared_ptr[const ContextBox] context
+    ctypedef shared_ptr[const GraphBox] GraphHandle
+    ctypedef shared_ptr[const GraphExecBox] GraphExecHandle
+
+# The same process table as driver(), typed with the graph entry points.
+cdef const GraphDriverTable* graph_driver() noexcept nogil
+cdef GraphHandle create_graph_handle(const ContextHandle& context) noexcept nogil
+cdef GraphHandle graph_end_capture(const StreamHandle& stream, const ContextHandle& context) noexcept nogil
+cdef GraphHandle borrow_graph_handle(CUgraph graph, const ContextHandle& context) noexcept nogil
+cdef GraphExecHandle graph_instantiate(const GraphHandle& graph, uint64_t flags,
+                                       const StreamHandle& upload) noexcept nogil
+# cuMemPoolSetAccess in relaxed capture mode (cpp/memory.hpp).
+cdef CUresult memory_pool_set_access(const MemoryPoolHandle& pool, const CUmemAccessDesc* access,
+                                     size_t count) noexcept nogil

@@ -612,3 +612,34 @@ cdef CUresult array_copy_3d(const CUDA_MEMCPY3D& params, const StreamHandle& str
                             const ContextHandle& fallback) noexcept nogil:
     # Entered holding the GIL: the C++ side releases it for the driver call.
     return cpp_array_copy_3d(params, stream, fallback)
+# ---------------------------------------------------------------- graphs and stream capture (cpp/graph.hpp)
+
+cdef extern from "resource_handles.hpp" nogil:
+    GraphHandle cpp_create_graph_handle "cuda_core::create_graph_handle"(const ContextHandle&)
+    GraphHandle cpp_graph_end_capture "cuda_core::graph_end_capture"(const StreamHandle&, const ContextHandle&)
+    GraphHandle cpp_borrow_graph_handle "cuda_core::borrow_graph_handle"(CUgraph, const ContextHandle&)
+    GraphExecHandle cpp_graph_instantiate "cuda_core::graph_instantiate"(const GraphHandle&, uint64_t,
+                                                                         const StreamHandle&)
+    CUresult cpp_memory_pool_set_access "cuda_core::memory_pool_set_access"(
+        const MemoryPoolHandle&, const CUmemAccessDesc*, size_t)
+
+
+cdef const GraphDriverTable* graph_driver() noexcept nogil:
+    return <const GraphDriverTable*>&cpp_driver()
+
+cdef GraphHandle create_graph_handle(const ContextHandle& context) noexcept nogil:
+    return cpp_create_graph_handle(context)
+
+cdef GraphHandle graph_end_capture(const StreamHandle& stream, const ContextHandle& context) noexcept nogil:
+    return cpp_graph_end_capture(stream, context)
+
+cdef GraphHandle borrow_graph_handle(CUgraph graph, const ContextHandle& context) noexcept nogil:
+    return cpp_borrow_graph_handle(graph, context)
+
+cdef GraphExecHandle graph_instantiate(const GraphHandle& graph, uint64_t flags,
+                                       const StreamHandle& upload) noexcept nogil:
+    return cpp_graph_instantiate(graph, flags, upload)
+
+cdef CUresult memory_pool_set_access(const MemoryPoolHandle& pool, const CUmemAccessDesc* access,
+                                     size_t count) noexcept nogil:
+    return cpp_memory_pool_set_access(pool, access, count)

@@ -3,6 +3,7 @@
 """Stream, StreamOptions, the default streams (upstream module path ``cuda.core._stream``)."""
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 from libc.stdint cimport uintptr_t
@@ -403,6 +404,14 @@ cdef class Stream:
         check(driver().cuStreamWaitEvent_(raw, (<Event>ev)._raw(), 0))
         ev.close()
 
+    def create_graph_builder(self):
+        """A new :class:`~cuda.core.graph.GraphBuilder` that captures on this stream
+        (building has not begun: call ``begin_building()``)."""
+        # Imported here: cuda.core.graph._graph_builder cimports this module.
+        from cuda.core.graph._graph_builder import GraphBuilder_for_stream
+        self._check_open()
+        return GraphBuilder_for_stream(self)
+
     def close(self):
         """Destroy the stream; work already queued still completes.
 
@@ -461,6 +470,22 @@ cdef int _priority_range(const ContextHandle& ctx, int* least, int* greatest) ex
     return 0
 
 
+cdef Stream _graph_builder_stream(object arg):
+    """The builder's own Stream when `arg` is a GraphBuilder (so what keeps the
+    stream, a Buffer's deallocation stream say, holds the real StreamHandle and
+    not a view that closing the builder would leave dangling), else None.
+    Looked up in sys.modules: cuda.core.graph cimports this module, and an
+    object cannot be a GraphBuilder before that module is loaded."""
+    mod = sys.modules.get("cuda.core.graph._graph_builder")
+    if mod is None or not isinstance(arg, mod.GraphBuilder):
+        return None
+    own = arg.stream
+    if own is None:
+        raise RuntimeError("Graph builder has been closed.")
+    (<Stream>own)._check_open()
+    return <Stream>own
+
+
 cpdef Stream Stream_accept(arg, bint allow_stream_protocol=False):
     """The Stream that `arg` names: a Stream (open), or with `allow_stream_protocol`
     an object with ``__cuda_stream__``. None or any other type is a TypeError."""
@@ -470,6 +495,9 @@ cpdef Stream Stream_accept(arg, bint allow_stream_protocol=False):
     if arg is None:
         raise TypeError("stream must be a Stream (or an object with __cuda_stream__), not None; "
                         "pass stream=device.default_stream to use the default stream")
+    own = _graph_builder_stream(arg)
+    if own is not None:
+        return own
     if allow_stream_protocol and hasattr(arg, "__cuda_stream__"):
         return Stream._from_foreign(arg)
     raise TypeError(f"stream must be a Stream (or an object with __cuda_stream__), not {type(arg).__name__}")
