@@ -3,7 +3,7 @@
 """Context: a device's primary context (upstream module path ``cuda.core._context``)."""
 from libc.stdint cimport uintptr_t
 
-from cuda.core._resource_handles cimport ContextHandle, not_instantiable
+from cuda.core._resource_handles cimport ContextHandle, bindings_handle, not_instantiable
 
 from collections.abc import Sequence
 
@@ -36,10 +36,12 @@ cdef class Context:
 
     @property
     def handle(self):
-        """The CUcontext's address, or None once this wrapper is closed."""
+        """The ``CUcontext``: a ``cuda.bindings.driver.CUcontext`` when cuda-bindings
+        is installed (as upstream's), else its address as an int; None once this
+        wrapper is closed."""
         if not self._h:
             return None
-        return <uintptr_t>self._h.get().context
+        return bindings_handle("driver.CUcontext", <uintptr_t>self._h.get().context)
 
     @property
     def device(self):
@@ -79,4 +81,4 @@ cdef class Context:
     def __repr__(self):
         if not self._h:
             return "<Context (closed)>"
-        return f"<Context handle={self.handle:#x} device={self._h.get().device_ordinal}>"
+        return f"<Context handle={<uintptr_t>self._h.get().context:#x} device={self._h.get().device_ordinal}>"
