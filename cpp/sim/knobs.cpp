@@ -177,6 +177,13 @@ void parse_knobs() {
         g_knobs.device_count = visible;
     }
     if (const char* pa = std::getenv("CUDA_SIM_PEER_ACCESS")) g_knobs.peer_access = trim(pa) != "0";
+    if (const char* dv = std::getenv("CUDA_SIM_DRIVER_VERSION")) {
+        unsigned long long v;
+        if (parse_ull(trim(dv), &v) && v >= 12040 && v <= 99990)
+            g_knobs.driver_version = int(v);
+        else
+            warn("CUDA_SIM_DRIVER_VERSION must be 12040..99990 (e.g. 13010); using 13000");
+    }
     if (const char* ps = std::getenv("CUDA_SIM_POOL_BYTES")) {
         unsigned long long v;
         if (parse_ull(trim(ps), &v) && v >= kPage && v <= kMaxPoolBytes)

@@ -10,8 +10,15 @@ from cuda.core._ipcsafe import __ipcsafe_version__, check_not_mixed_with_upstrea
 
 check_not_mixed_with_upstream()  # before anything that a mixed install may have overwritten
 
-from cuda.core._context import Context  # noqa: E402
+from cuda.core._context import Context, ContextOptions  # noqa: E402
 from cuda.core._device import Device  # noqa: E402
+from cuda.core._device_resources import (  # noqa: E402
+    DeviceResources,
+    SMResource,
+    SMResourceOptions,
+    WorkqueueResource,
+    WorkqueueResourceOptions,
+)
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor  # noqa: E402
 from cuda.core._launch_config import LaunchConfig  # noqa: E402
 from cuda.core._launcher import launch  # noqa: E402
@@ -19,6 +26,7 @@ from cuda.core._memory import (  # noqa: E402
     Buffer,
     DeviceMemoryResource,
     DeviceMemoryResourceOptions,
+    GraphMemoryResource,
     IPCAllocationHandle,
     IPCBufferDescriptor,
     LegacyPinnedMemoryResource,
@@ -35,6 +43,7 @@ from cuda.core._program import Program, ProgramOptions  # noqa: E402
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions  # noqa: E402
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError  # noqa: E402
 
+from cuda.core import graph  # noqa: E402,F401  (a module, as upstream's)
 from cuda.core import system  # noqa: E402  (a module, as upstream's)
 from cuda.core import checkpoint  # noqa: E402,F401  (a module, as upstream's)
 from cuda.core import typing  # noqa: E402,F401  (upstream exposes cuda.core.typing)
@@ -48,11 +57,14 @@ __all__ = [
     "CUDAError",
     "CUDAWarning",
     "Context",
+    "ContextOptions",
     "Device",
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
+    "DeviceResources",
     "Event",
     "EventOptions",
+    "GraphMemoryResource",
     "IPCAllocationHandle",
     "IPCBufferDescriptor",
     "IPCEventDescriptor",
@@ -70,10 +82,14 @@ __all__ = [
     "PinnedMemoryResourceOptions",
     "Program",
     "ProgramOptions",
+    "SMResource",
+    "SMResourceOptions",
     "Stream",
     "StreamOptions",
     "launch",
     "system",
     "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
+    "WorkqueueResource",
+    "WorkqueueResourceOptions",
 ]
