@@ -207,6 +207,9 @@ def test_launch_warns_for_a_foreign_stream_only(device, stream):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         launch(stream, config, kernel, buf, 64, np.uint32(3))
+        builder = stream.create_graph_builder().begin_building()   # a GraphBuilder is no foreign stream
+        launch(builder, config, kernel, buf, 64, np.uint32(3))
+        builder.end_building().close()
     stream.sync()
     out = np.empty(64, dtype=np.uint8)
     buf.copy_to(_host_buffer(out), stream=stream)
@@ -365,3 +368,24 @@ def test_handles_are_ints_without_cuda_bindings(device):
     done = subprocess.run([sys.executable, "-c", _NO_BINDINGS_SCRIPT], env=env, capture_output=True, text=True,
                           timeout=120)
     assert done.returncode == 0 and done.stdout.strip() == "ints", done.stderr
+
+
+@needs_bindings
+def test_graph_handles_are_cuda_bindings_types(device, stream):
+    from cuda.bindings import driver
+
+    buf = device.memory_resource.allocate(64, stream=stream)
+    stream.sync()
+    builder = stream.create_graph_builder().begin_building()
+    buf.fill(1, stream=builder)
+    builder.end_building()
+    definition = builder.graph_definition
+    assert isinstance(definition.handle, driver.CUgraph) and int(definition.handle) != 0
+    nodes = list(definition.nodes())
+    assert nodes and all(isinstance(n.handle, driver.CUgraphNode) and int(n.handle) != 0 for n in nodes)
+    graph = builder.complete()
+    assert isinstance(graph.handle, driver.CUgraphExec) and int(graph.handle) != 0
+    graph.close()
+    assert int(graph.handle) == 0
+    builder.close()
+    buf.close(stream)

@@ -19,12 +19,14 @@ _FOREIGN_STREAM_DEPRECATION = ("Passing foreign stream objects to this function 
                                "deprecated. Convert the object explicitly using Stream(obj) instead.")
 
 
-# The Stream that launch's `stream` names; a foreign object with __cuda_stream__ is still
-# accepted, with upstream's DeprecationWarning (attributed to the caller of launch).
+# The Stream that launch's `stream` names (a Stream or a GraphBuilder); a foreign object with
+# __cuda_stream__ is still accepted, with upstream's DeprecationWarning (attributed to the
+# caller of launch). A foreign object's Stream is a view that keeps the object as its owner.
 cdef Stream _launch_stream(object stream):
-    if type(stream) is not Stream and not isinstance(stream, Stream) and hasattr(stream, "__cuda_stream__"):
+    cdef Stream s = as_stream(stream)
+    if s is not stream and s._owner is stream:
         warnings.warn(_FOREIGN_STREAM_DEPRECATION, DeprecationWarning, stacklevel=1)
-    return as_stream(stream)
+    return s
 
 
 
