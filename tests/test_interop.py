@@ -25,8 +25,8 @@ def _capsule_name(capsule):
 def test_cuda_stream_protocol(device, ipc_mr, stream):
     from cuda.core import Stream
 
-    assert stream.__cuda_stream__() == (0, stream.handle)
-    foreign = ForeignStream(stream.handle)
+    assert stream.__cuda_stream__() == (0, int(stream.handle))
+    foreign = ForeignStream(int(stream.handle))
     viewed = device.create_stream(foreign)
     assert viewed == stream and viewed.handle == stream.handle
     b = ipc_mr.allocate(256, stream=foreign)         # accepted where a stream is required

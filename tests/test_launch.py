@@ -53,7 +53,7 @@ def test_kernel_metadata(device, fill_kernel):
     assert [(p.offset, p.size) for p in fill_kernel.arguments_info] == [(0, 8), (8, 8), (16, 4)]
     assert fill_kernel.attributes.max_threads_per_block >= 128
     assert fill_kernel.attributes[device].max_threads_per_block == fill_kernel.attributes.max_threads_per_block
-    assert isinstance(fill_kernel.handle, int) and fill_kernel.handle != 0
+    assert int(fill_kernel.handle) != 0
     with pytest.raises(RuntimeError, match="cannot be instantiated"):
         Kernel()
 

@@ -210,7 +210,8 @@ import builtins, os, signal, sys
 _repr = builtins.repr
 def _crashing_repr(obj):
     core = sys.modules.get("cuda.core")
-    if core is not None and obj is getattr(core, "LEGACY_DEFAULT_STREAM", None):
+    target = getattr(core, "LEGACY_DEFAULT_STREAM", None)   # None while cuda.core is importing
+    if target is not None and obj is target:
         os.kill(os.getpid(), signal.SIGSEGV)
     return _repr(obj)
 builtins.repr = _crashing_repr

@@ -5,6 +5,8 @@ import uuid as _uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar, Union
 
+from cuda.bindings import driver   # the handle types (an int without cuda-bindings)
+
 from cuda.core._device import Device
 from cuda.core._device_resources import DeviceResources, SMResource, WorkqueueResource
 from cuda.core._stream import Stream, StreamOptions
@@ -22,7 +24,7 @@ class ContextOptions:
 class Context:
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     @property
-    def handle(self) -> Optional[int]: ...
+    def handle(self) -> driver.CUcontext | int | None: ...
     @property
     def device(self) -> Device: ...
     @property

@@ -6,7 +6,7 @@ device's primary context, or a green context made from device resources
 from libc.stdint cimport uintptr_t
 
 from cuda.core._resource_handles cimport (
-    check, ContextHandle, CUcontext, driver, primary_context, require_driver,
+    bindings_handle, check, ContextHandle, CUcontext, driver, primary_context, require_driver,
 )
 from cuda.core._device_resources cimport DeviceResources
 
@@ -105,10 +105,12 @@ cdef class Context:
 
     @property
     def handle(self):
-        """The CUcontext's address, or None once this wrapper is closed."""
+        """The ``CUcontext``: a ``cuda.bindings.driver.CUcontext`` when cuda-bindings
+        is installed (as upstream's), else its address as an int; None once this
+        wrapper is closed."""
         if not self._h:
             return None
-        return <uintptr_t>self._h.get().context
+        return bindings_handle("driver.CUcontext", <uintptr_t>self._h.get().context)
 
     @property
     def device(self):
@@ -202,4 +204,4 @@ cdef class Context:
     def __repr__(self):
         if not self._h:
             return "<Context (closed)>"
-        return f"<Context handle={self.handle:#x} device={self._h.get().device_ordinal}>"
+        return f"<Context handle={<uintptr_t>self._h.get().context:#x} device={self._h.get().device_ordinal}>"

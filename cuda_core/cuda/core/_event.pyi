@@ -5,6 +5,8 @@ import uuid as _uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar, Union
 
+from cuda.bindings import driver   # the handle types (an int without cuda-bindings)
+
 from cuda.core._context import Context
 from cuda.core._device import Device
 
@@ -32,7 +34,7 @@ class Event:
     @classmethod
     def from_ipc_descriptor(cls, ipc_descriptor: IPCEventDescriptor) -> Event: ...
     @property
-    def handle(self) -> int: ...
+    def handle(self) -> driver.CUevent | int: ...
     @property
     def device(self) -> Device: ...
     @property

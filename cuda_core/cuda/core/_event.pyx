@@ -8,6 +8,7 @@ from libc.string cimport memcpy
 
 from cuda.core._context cimport Context, context_for_new_work
 from cuda.core._resource_handles cimport (
+    bindings_handle,
     CU_EVENT_BLOCKING_SYNC, CU_EVENT_DISABLE_TIMING, CU_EVENT_INTERPROCESS, CUDA_ERROR_NOT_READY,
     CUevent, CUipcEventHandle, CUresult, check, current_device_ordinal, driver, event_export_ipc,
     event_import_ipc, create_event_handle, not_instantiable, primary_context, raise_last_error,
@@ -150,11 +151,13 @@ cdef class Event:
 
     @property
     def handle(self):
-        """The raw ``CUevent`` as an int.
+        """The raw ``CUevent``: a ``cuda.bindings.driver.CUevent`` when
+        cuda-bindings is installed (as upstream's), else its address as an int;
+        ``int(event.handle)`` is the address either way.
 
         Raises :class:`RuntimeError` if the event has been closed.
         """
-        return <uintptr_t>self._raw()
+        return bindings_handle("driver.CUevent", <uintptr_t>self._raw())
 
     @property
     def device(self):

@@ -6,11 +6,13 @@ The rules (upstream cuda.core 1.2.2's): a :class:`~cuda.core.Buffer` passes its
 device address; a Python ``int`` is a 64-bit value (a pointer or a 64-bit
 integer); ``float`` a C ``double``; ``complex`` two doubles; ``bool`` a C++
 ``bool``; a NumPy scalar (bool, int, uint, float16/32/64, complex64/128) and a
-ctypes scalar (``c_int32``, ``c_void_p``, ...) pass their own bytes. Anything
+ctypes scalar (``c_int32``, ``c_void_p``, ...) pass their own bytes; subclasses of
+these types are accepted as their base type. Anything
 else is a TypeError naming the argument.
 """
 import ctypes
 import struct
+import sys
 
 from libc.stdint cimport uintptr_t
 from libc.stdlib cimport calloc, free
@@ -23,6 +25,16 @@ __all__ = ["ParamHolder"]
 cdef object _SimpleCData = ctypes._SimpleCData
 
 
+# True for a NumPy scalar or array, subclasses included (False while NumPy is not imported:
+# then no argument can be a NumPy value, and the check costs one dict lookup).
+cdef bint _is_numpy_value(object arg):
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        return False
+    return isinstance(arg, (numpy.generic, numpy.ndarray))
+
+
+# The bytes that kernel argument `i` passes (its slot's contents); TypeError for an unsupported type.
 cdef bytes _arg_bytes(object arg, Py_ssize_t i):
     if isinstance(arg, Buffer):
         (<Buffer>arg)._check_open()
@@ -41,7 +53,7 @@ cdef bytes _arg_bytes(object arg, Py_ssize_t i):
         return struct.pack("<dd", arg.real, arg.imag)
     if isinstance(arg, _SimpleCData):
         return bytes(arg)
-    if type(arg).__module__ == "numpy" and hasattr(arg, "dtype") and hasattr(arg, "tobytes"):
+    if _is_numpy_value(arg):
         if getattr(arg, "ndim", 1) == 0 and arg.dtype.kind in "biufc":
             return arg.tobytes()
         raise TypeError(f"kernel argument {i}: unsupported NumPy value of dtype {arg.dtype} and ndim "

@@ -3,35 +3,35 @@
 """LaunchConfig: grid, block, cluster and shared memory of a launch (cuda.core._launch_config)."""
 import operator
 
+from cuda.core._utils.cuda_utils import cast_to_3_tuple, driver
+
 __all__ = ["LaunchConfig"]
 
 _LAUNCH_CONFIG_ATTRS = ("grid", "cluster", "block", "shmem_size", "is_cooperative",
                         "programmatic_stream_serialization")
 
 
+def _as_int(value):
+    """`value` as a Python int when it is an integer of another type (a NumPy integer), else unchanged."""
+    if isinstance(value, int):
+        return value
+    try:
+        return operator.index(value)
+    except TypeError:
+        return value
+
+
 def _dims(what, value):
-    """`value` (an int or a tuple of 1-3 ints, each >= 1 and < 2**32) as a 3-tuple padded with 1s."""
-    if isinstance(value, tuple):
-        if not 1 <= len(value) <= 3:
-            raise ValueError(f"{what} must be an int, or a tuple with up to 3 ints (got tuple with length {len(value)})")
-        items = value
-    elif isinstance(value, int):
-        items = (value,)
-    else:
-        raise ValueError(f"{what} must be an int, or a tuple with up to 3 ints (got {type(value)})")
-    out = []
-    for v in items:
-        try:
-            out.append(operator.index(v))
-        except TypeError:
-            raise ValueError(f"{what} must be an int, or a tuple with up to 3 ints (got {value!r})") from None
-    if any(v < 1 for v in out):
-        if isinstance(value, tuple):
-            raise ValueError(f"{what} values must be >= 1 (got {value!r})")
-        raise ValueError(f"{what} value must be >= 1 (got {value!r})")
-    if any(v >= (1 << 32) for v in out):
+    """`value` (an int or a tuple of up to 3 ints, each >= 1 and < 2**32) as a 3-tuple padded with 1s.
+
+    The checks and messages are :func:`~cuda.core._utils.cuda_utils.cast_to_3_tuple`'s;
+    NumPy integers are accepted as ints, and a value that does not fit the driver's
+    32-bit dimensions is refused here rather than at launch."""
+    normalised = tuple(_as_int(v) for v in value) if isinstance(value, tuple) else _as_int(value)
+    dims = cast_to_3_tuple(what, normalised)
+    if any(v >= (1 << 32) for v in dims):
         raise ValueError(f"{what} values must be < 2**32 (got {value!r})")
-    return tuple(out) + (1,) * (3 - len(out))
+    return dims
 
 
 cdef class LaunchConfig:
@@ -144,3 +144,47 @@ cdef class LaunchConfig:
 
     def __hash__(self):
         return hash(self._identity())
+
+
+def _to_native_launch_config(LaunchConfig config not None):
+    """``config`` as cuda-bindings' ``driver.CUlaunchConfig`` (for code that calls
+    ``cuLaunchKernelEx`` through cuda-bindings; this package's own launches do not use it).
+
+    The grid is converted from clusters to blocks when ``config.cluster`` is set;
+    the attributes are the cluster dimension, cooperative launch and programmatic
+    stream serialization, in that order, each only when requested. ``hStream`` is
+    left unset.
+
+    Raises
+    ------
+    TypeError
+        ``config`` is not a LaunchConfig.
+    ImportError
+        cuda-bindings is not installed.
+    """
+    native = driver.CUlaunchConfig()
+    attrs = []
+    if config.cluster is not None:
+        native.gridDimX, native.gridDimY, native.gridDimZ = (g * c for g, c in zip(config.grid, config.cluster))
+        attr = driver.CUlaunchAttribute()
+        attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+        dim = attr.value.clusterDim
+        dim.x, dim.y, dim.z = config.cluster
+        attrs.append(attr)
+    else:
+        native.gridDimX, native.gridDimY, native.gridDimZ = config.grid
+    native.blockDimX, native.blockDimY, native.blockDimZ = config.block
+    native.sharedMemBytes = config.shmem_size
+    if config.is_cooperative:
+        attr = driver.CUlaunchAttribute()
+        attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+        attr.value.cooperative = 1
+        attrs.append(attr)
+    if config.programmatic_stream_serialization:
+        attr = driver.CUlaunchAttribute()
+        attr.id = driver.CUlaunchAttributeID.CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION
+        attr.value.programmaticStreamSerializationAllowed = 1
+        attrs.append(attr)
+    native.numAttrs = len(attrs)
+    native.attrs = attrs
+    return native

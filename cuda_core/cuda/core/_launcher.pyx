@@ -1,6 +1,8 @@
 # cython: language_level=3
 # distutils: language = c++
 """launch(): a kernel on a stream (cuda.core._launcher)."""
+import warnings
+
 from cuda.core._kernel_arg_handler cimport ParamHolder
 from cuda.core._launch_config cimport LaunchConfig
 from cuda.core._module cimport Kernel
@@ -13,6 +15,20 @@ from cuda.core._launch_config import LaunchConfig as _LaunchConfigType
 
 __all__ = ["launch"]
 
+_FOREIGN_STREAM_DEPRECATION = ("Passing foreign stream objects to this function via the stream protocol is "
+                               "deprecated. Convert the object explicitly using Stream(obj) instead.")
+
+
+# The Stream that launch's `stream` names (a Stream or a GraphBuilder); a foreign object with
+# __cuda_stream__ is still accepted, with upstream's DeprecationWarning (attributed to the
+# caller of launch). A foreign object's Stream is a view that keeps the object as its owner.
+cdef Stream _launch_stream(object stream):
+    cdef Stream s = as_stream(stream)
+    if s is not stream and s._owner is stream:
+        warnings.warn(_FOREIGN_STREAM_DEPRECATION, DeprecationWarning, stacklevel=1)
+    return s
+
+
 
 def launch(stream, config, kernel, *kernel_args):
     """Launch ``kernel`` on ``stream`` with ``config`` and ``kernel_args``.
@@ -20,7 +36,9 @@ def launch(stream, config, kernel, *kernel_args):
     Parameters
     ----------
     stream : Stream
-        The stream that orders the launch (or an object with ``__cuda_stream__``).
+        The stream that orders the launch. An object with ``__cuda_stream__`` is
+        still accepted but deprecated (a :class:`DeprecationWarning`, as upstream):
+        wrap it with ``Stream(obj)``.
     config : LaunchConfig
         Grid, block, cluster and shared memory (a dict of LaunchConfig fields is accepted).
     kernel : Kernel
@@ -39,7 +57,7 @@ def launch(stream, config, kernel, *kernel_args):
     CUDAError
         The driver refused the launch.
     """
-    cdef Stream s = as_stream(stream)
+    cdef Stream s = _launch_stream(stream)
     if isinstance(config, dict):
         config = _LaunchConfigType(**config)
     if not isinstance(config, LaunchConfig):

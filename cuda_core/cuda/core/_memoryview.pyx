@@ -53,6 +53,7 @@ from cuda.core._resource_handles cimport (
 )
 
 import functools
+import sys
 import warnings
 
 import numpy
@@ -190,7 +191,7 @@ cdef class StridedMemoryView:
                 "`from_cuda_array_interface` or `from_any_interface` to construct a StridedMemoryView from an object",
                 DeprecationWarning, stacklevel=2)
             return
-        _check_stream_ptr(stream_ptr)
+        stream_ptr = _stream_ptr_int(stream_ptr)
         if _has_dlpack(obj):
             warnings.warn(
                 f"Constructing a {clsname} directly from a DLPack-supporting object is deprecated; "
@@ -219,7 +220,7 @@ cdef class StridedMemoryView:
             Required (not None) for host and device arrays; pinned and managed
             memory accept None.
         """
-        _check_stream_ptr(stream_ptr)
+        stream_ptr = _stream_ptr_int(stream_ptr)
         cdef StridedMemoryView view = StridedMemoryView.__new__(cls)
         _view_as_dlpack(obj, stream_ptr, view)
         return view
@@ -228,7 +229,9 @@ cdef class StridedMemoryView:
     def from_cuda_array_interface(cls, obj, stream_ptr=None):
         """A view of ``obj`` through its ``__cuda_array_interface__`` (version 3 or
         later, without a mask). Unless ``stream_ptr`` is ``-1``, the consumer stream
-        waits for the interface's producer ``"stream"``.
+        waits for the interface's producer ``"stream"``. A ``torch.Tensor`` (whose
+        interface is version 2) is read through DLPack instead, as upstream reads it
+        past its interface; the consumer then waits for torch's current stream.
 
         Parameters
         ----------
@@ -238,9 +241,12 @@ cdef class StridedMemoryView:
             The consumer stream's address, or ``-1`` for no stream ordering
             (None is refused as ambiguous).
         """
-        _check_stream_ptr(stream_ptr)
+        stream_ptr = _stream_ptr_int(stream_ptr)
         cdef StridedMemoryView view = StridedMemoryView.__new__(cls)
-        _view_as_cai(obj, stream_ptr, view)
+        if _is_torch_tensor(obj):
+            _view_as_dlpack(obj, stream_ptr, view)   # upstream reads torch tensors past their CAI v2 too
+        else:
+            _view_as_cai(obj, stream_ptr, view)
         return view
 
     @classmethod
@@ -536,14 +542,24 @@ cdef str _simple_repr(obj):
     return f"{cls.__module__}.{cls.__name__}"
 
 
-# Refuses a stream_ptr that is not a number (upstream's typed `int` parameter); None and numbers pass.
-cdef int _check_stream_ptr(object stream_ptr) except -1:
+# `stream_ptr` as a Python int (None stays None), so a Stream.handle (cuda-bindings' CUstream)
+# is read as its address; anything that is not a number is refused (upstream's typed `int` parameter).
+cdef object _stream_ptr_int(object stream_ptr):
     if stream_ptr is None:
-        return 0
+        return None
     cls = type(stream_ptr)
     if not (hasattr(cls, "__index__") or hasattr(cls, "__int__")):
         raise TypeError(f"Argument 'stream_ptr' has incorrect type (expected int, got {cls.__name__})")
-    return 0
+    return int(stream_ptr)
+
+
+# True for a torch.Tensor (subclasses included); False while torch is not imported.
+cdef bint _is_torch_tensor(object obj):
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return False
+    tensor_type = getattr(torch, "Tensor", None)
+    return isinstance(tensor_type, type) and isinstance(obj, tensor_type)
 
 
 # True for a DLPack exporter, False for a CUDA Array Interface one; BufferError for neither.
@@ -677,6 +693,7 @@ cdef int _view_as_cai(object obj, object stream_ptr, StridedMemoryView view) exc
     ptr, readonly = cai["data"]
     view.exporting_obj = obj
     view.metadata = cai
+    view._layout_value = _layout_from_interface(cai)   # bad strides are refused here, as upstream
     view.dl_tensor = NULL
     view.ptr = ptr
     view.readonly = readonly
@@ -730,6 +747,7 @@ cdef int _view_as_array_interface(object obj, StridedMemoryView view) except -1:
     ptr, readonly = data["data"]
     view.exporting_obj = obj
     view.metadata = data
+    view._layout_value = _layout_from_interface(data)   # bad strides are refused here, as upstream
     view.dl_tensor = NULL
     view.ptr = ptr
     view.readonly = readonly

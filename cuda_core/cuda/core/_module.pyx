@@ -15,6 +15,7 @@ from libc.stdint cimport uintptr_t
 from libcpp.string cimport string
 
 from cuda.core._resource_handles cimport (
+    bindings_handle,
     CUDA_SUCCESS, CUdevice, CUfunction_attribute, CUkernel, CUresult, KernelHandle, LibraryHandle,
     borrow_kernel_handle, check, create_kernel_handle, create_library_handle, cu_device,
     current_device_ordinal, kernel_attribute, kernel_param_count, kernel_param_info, not_instantiable,
@@ -220,8 +221,10 @@ cdef class Kernel:
 
     @property
     def handle(self):
-        """The ``CUkernel`` address (an int)."""
-        return <uintptr_t>self._h.get().kernel
+        """The ``CUkernel``: a ``cuda.bindings.driver.CUkernel`` when cuda-bindings
+        is installed (as upstream's), else its address as an int; ``int(kernel.handle)``
+        is the address either way."""
+        return bindings_handle("driver.CUkernel", <uintptr_t>self._h.get().kernel)
 
     @property
     def _handle(self):
@@ -250,13 +253,13 @@ cdef class Kernel:
     def __eq__(self, other):
         if not isinstance(other, Kernel):
             return NotImplemented
-        return self.handle == (<Kernel>other).handle
+        return self._h.get().kernel == (<Kernel>other)._h.get().kernel
 
     def __hash__(self):
-        return hash(("Kernel", self.handle))
+        return hash(("Kernel", <uintptr_t>self._h.get().kernel))
 
     def __repr__(self):
-        return f"<Kernel {self._name!r} handle={self.handle:#x}>"
+        return f"<Kernel {self._name!r} handle={<uintptr_t>self._h.get().kernel:#x}>"
 
 
 cdef class ObjectCode:
@@ -416,9 +419,12 @@ cdef class ObjectCode:
 
     @property
     def handle(self):
-        """The ``CUlibrary`` address (an int); loads the code on first use."""
+        """The ``CUlibrary`` (loads the code on first use): a
+        ``cuda.bindings.driver.CUlibrary`` when cuda-bindings is installed (as
+        upstream's), else its address as an int; ``int(code.handle)`` is the
+        address either way."""
         self._load()
-        return <uintptr_t>self._h.get().library
+        return bindings_handle("driver.CUlibrary", <uintptr_t>self._h.get().library)
 
     def __eq__(self, other):
         if not isinstance(other, ObjectCode):

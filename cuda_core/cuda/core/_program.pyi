@@ -2,6 +2,8 @@
 from dataclasses import dataclass
 from typing import Any
 
+from cuda.bindings import nvrtc   # the handle types (an int without cuda-bindings)
+
 from cuda.core._module import ObjectCode
 
 __all__ = ['Program', 'ProgramOptions']
@@ -19,7 +21,7 @@ class Program:
     @property
     def backend(self) -> str: ...
     @property
-    def handle(self) -> int: ...
+    def handle(self) -> nvrtc.nvrtcProgram | int | None: ...
     def __repr__(self) -> str: ...
 
 

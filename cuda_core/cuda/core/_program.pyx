@@ -18,6 +18,7 @@ from libcpp.string cimport string
 from libcpp.vector cimport vector
 
 from cuda.core._resource_handles cimport (
+    bindings_handle,
     NvrtcProgramHandle, create_nvrtc_program_handle, nvrtc_compile, nvrtc_get_code, nvrtc_require,
     raise_nvrtc_error, take_last_nvrtc_error,
 )
@@ -362,10 +363,14 @@ cdef class Program:
 
     @property
     def handle(self):
-        """The address of the ``nvrtcProgram`` (an int; 0 for PTX or a closed program)."""
+        """The ``nvrtcProgram``: a ``cuda.bindings.nvrtc.nvrtcProgram`` when
+        cuda-bindings is installed (as upstream's), else its address as an int;
+        None once closed (as upstream's); 0 for PTX, which has no NVRTC program."""
+        if self._closed:
+            return None
         if not self._h:
             return 0
-        return <size_t>self._h.get().program
+        return bindings_handle("nvrtc.nvrtcProgram", <size_t>self._h.get().program)
 
     @property
     def pch_status(self):

@@ -322,6 +322,10 @@ cdef object address_arg(object value, str what)
 cdef object size_arg(object size, str what=*)
 # `options` as an instance of `cls` (None stays None; a dict gives cls(**options)).
 cdef object coerce_options(object options, object cls)
+# What a public `.handle` returns: the raw `value` as the cuda-bindings type
+# `bindings_type` names ("driver.CUstream", "nvrtc.nvrtcProgram"), as upstream's
+# handles are; the plain int `value` when cuda-bindings (or that type) is absent.
+cdef object bindings_handle(str bindings_type, uintptr_t value)
 
 
 # ---------------------------------------------------------------- NVRTC (cpp/nvrtc.hpp)

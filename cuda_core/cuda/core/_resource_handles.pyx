@@ -8,6 +8,7 @@ called through this module's exported C API), so the IPC import cache, its
 mutex and the thread-local error state exist exactly once per process. This is
 also the ONE place a CUresult becomes a Python exception (raise_driver_error).
 """
+import importlib
 import operator
 import threading
 
@@ -425,6 +426,33 @@ cdef object coerce_options(object options, object cls):
                             f"(the fields are {', '.join(fields)})")
         return cls(**options)   # the options' own checks name the field
     raise TypeError(f"options must be a {cls.__name__} or a dict, not {type(options).__name__}")
+
+
+# cuda-bindings' handle classes by "module.Type" (None: not importable), looked up once each.
+cdef dict _bindings_handle_types = {}
+
+
+# The cuda-bindings class `bindings_type` names, or None when cuda-bindings or the class is absent.
+cdef object _bindings_handle_type(str bindings_type):
+    try:
+        return _bindings_handle_types[bindings_type]
+    except KeyError:
+        pass
+    module_name, _, type_name = bindings_type.partition(".")
+    try:
+        module = importlib.import_module("cuda.bindings." + module_name)
+        cls = getattr(module, type_name)
+    except (ImportError, AttributeError):
+        cls = None
+    _bindings_handle_types[bindings_type] = cls
+    return cls
+
+
+cdef object bindings_handle(str bindings_type, uintptr_t value):
+    cls = _bindings_handle_type(bindings_type)
+    if cls is None:
+        return value
+    return cls(value)
 
 
 # ---------------------------------------------------------------- test and diagnostic support

@@ -6,6 +6,8 @@ import uuid as _uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar, Union
 
+from cuda.bindings import driver   # the handle types (an int without cuda-bindings)
+
 from cuda.core._context import Context
 from cuda.core._device_resources import DeviceResources
 from cuda.core._device import Device
@@ -44,7 +46,7 @@ class Stream:
     @staticmethod
     def from_handle(handle: int) -> Stream: ...
     @property
-    def handle(self) -> int: ...
+    def handle(self) -> driver.CUstream | int: ...
     def __cuda_stream__(self) -> Tuple[int, int]: ...
     @property
     def is_nonblocking(self) -> bool: ...

@@ -11,6 +11,7 @@ from libc.stdint cimport uintptr_t
 from cuda.core._context cimport Context, context_for_new_work
 from cuda.core._event cimport Event
 from cuda.core._resource_handles cimport (
+    bindings_handle,
     CU_STREAM_NON_BLOCKING, CUDA_ERROR_NOT_READY, ContextHandle, CUcontext, CUresult, CUstream, address_arg,
     borrow_stream_handle, check, create_green_stream_handle, create_stream_handle, driver, not_instantiable,
     primary_context, raise_last_error, require_driver,
@@ -241,15 +242,17 @@ cdef class Stream:
 
     @property
     def handle(self):
-        """The raw ``CUstream`` as an int (1 and 2 for the legacy and per-thread
-        default streams).
+        """The raw ``CUstream``: a ``cuda.bindings.driver.CUstream`` when
+        cuda-bindings is installed (as upstream's), else its address as an int;
+        ``int(stream.handle)`` is the address either way (1 and 2 for the legacy
+        and per-thread default streams).
 
         Raises :class:`RuntimeError` if the stream has been closed.
         """
-        return <uintptr_t>self._raw()
+        return bindings_handle("driver.CUstream", <uintptr_t>self._raw())
 
     def __cuda_stream__(self):
-        return (0, self.handle)
+        return (0, <uintptr_t>self._raw())
 
     @property
     def is_nonblocking(self):

@@ -5,6 +5,8 @@ import uuid as _uuid
 from dataclasses import dataclass
 from typing import Any, Iterable, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar, Union
 
+from cuda.bindings import driver   # the handle types (an int without cuda-bindings)
+
 from cuda.core._memory._buffer import Buffer, MemoryResource
 from cuda.core._memory._ipc import IPCAllocationHandle
 from cuda.core._stream import Stream, StreamLike, UUIDLike, _CudaStreamLike
@@ -29,7 +31,7 @@ class _MemPoolAttributes:
 
 class _MemPool(MemoryResource):
     @property
-    def handle(self) -> int: ...
+    def handle(self) -> driver.CUmemoryPool | int: ...
     @property
     def is_handle_owned(self) -> bool: ...
     @property

@@ -10,6 +10,7 @@ from libc.string cimport memset
 from cuda.core._memory._buffer cimport Buffer, MemoryResource
 from cuda.core._memory._ipc cimport MP_export_mempool, MP_forget, MP_register
 from cuda.core._resource_handles cimport (
+    bindings_handle,
     CU_MEM_ACCESS_FLAGS_PROT_NONE, CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_HANDLE_TYPE_NONE,
     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, CU_MEM_LOCATION_TYPE_DEVICE,
     CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH,
@@ -46,12 +47,14 @@ cdef class _MemPool(MemoryResource):
 
     @property
     def handle(self):
-        """The raw ``CUmemoryPool`` as an int.
+        """The raw ``CUmemoryPool``: a ``cuda.bindings.driver.CUmemoryPool`` when
+        cuda-bindings is installed (as upstream's), else its address as an int;
+        ``int(mr.handle)`` is the address either way.
 
         Raises :class:`RuntimeError` if the resource has been closed.
         """
         self._check_open()
-        return <uintptr_t>self._pool.get().pool
+        return bindings_handle("driver.CUmemoryPool", <uintptr_t>self._pool.get().pool)
 
     @property
     def is_handle_owned(self):

@@ -126,6 +126,26 @@ if driver is None:
     driver = _MissingBindings()
 
 
+def cast_to_3_tuple(label, cfg):
+    """``cfg`` (an int, or a tuple of up to 3 ints, each >= 1) as a 3-tuple padded
+    with 1s; ``()`` is ``(1, 1, 1)``. Anything else is a ValueError whose message
+    starts with ``label`` (upstream's texts: "... must be an int, or a tuple with
+    up to 3 ints (got ...)", "... value(s) must be >= 1 (got ...)")."""
+    cfg_orig = cfg
+    if isinstance(cfg, int):
+        cfg = (cfg,)
+    elif not isinstance(cfg, tuple):
+        raise ValueError(f"{label} must be an int, or a tuple with up to 3 ints (got {type(cfg)})")
+    if len(cfg) > 3:
+        raise ValueError(f"{label} must be an int, or a tuple with up to 3 ints (got tuple with length {len(cfg)})")
+    if any(not isinstance(v, int) for v in cfg):
+        raise ValueError(f"{label} must be an int, or a tuple with up to 3 ints (got {cfg_orig!r})")
+    if any(v < 1 for v in cfg):
+        plural = "s" if len(cfg) > 1 else ""
+        raise ValueError(f"{label} value{plural} must be >= 1 (got {cfg_orig!r})")
+    return cfg + (1,) * (3 - len(cfg))
+
+
 def handle_return(result, handle=None):
     """Unpack a ``(CUresult, *values)`` tuple as returned by cuda-bindings' driver
     calls (any int-like result code works): raise :class:`CUDAError` on a

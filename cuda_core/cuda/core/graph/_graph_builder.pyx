@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from libc.stdint cimport uint64_t, uintptr_t
 
 from cuda.core._resource_handles cimport (
+    bindings_handle,
     CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_RELAXED, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
     CU_STREAM_CAPTURE_STATUS_ACTIVE, CU_STREAM_CAPTURE_STATUS_INVALIDATED, CU_STREAM_CAPTURE_STATUS_NONE,
     CU_STREAM_SET_CAPTURE_DEPENDENCIES, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH,
@@ -598,8 +599,10 @@ cdef class Graph:
 
     @property
     def handle(self):
-        """The raw ``CUgraphExec`` address as an int (0 once closed)."""
-        return <uintptr_t>self._h.get().exec if self._h else 0
+        """The ``CUgraphExec``: a ``cuda.bindings.driver.CUgraphExec`` when
+        cuda-bindings is installed (as upstream's), else its address as an int;
+        ``int(graph.handle)`` is the address either way (0 once closed)."""
+        return bindings_handle("driver.CUgraphExec", <uintptr_t>self._h.get().exec if self._h else 0)
 
     def __getitem__(self, node):
         """Executable-node views are not implemented in cuda-core-ipcsafe: raises

@@ -16,7 +16,7 @@ from libc.stdint cimport uintptr_t
 from libcpp.vector cimport vector
 
 from cuda.core._resource_handles cimport (
-    CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
+    bindings_handle, CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
     primary_context, raise_last_error,
 )
 
@@ -47,8 +47,10 @@ cdef class GraphCondition:
 
     @property
     def handle(self):
-        """The raw ``CUgraphConditionalHandle`` as an int."""
-        return self._handle
+        """The ``CUgraphConditionalHandle``: a cuda-bindings
+        ``driver.CUgraphConditionalHandle`` when cuda-bindings is installed (as
+        upstream's), else the int."""
+        return bindings_handle("driver.CUgraphConditionalHandle", self._handle)
 
 
 cdef GraphDefinition GraphDefinition_view(GraphHandle graph):
@@ -80,7 +82,7 @@ cdef class GraphDefinition:
         return self._h
 
     def __repr__(self):
-        return f"<GraphDefinition handle=0x{self.handle:x}>" if self._h else "<GraphDefinition invalid>"
+        return f"<GraphDefinition handle=0x{<uintptr_t>self._h.get().graph:x}>" if self._h else "<GraphDefinition invalid>"
 
     def __eq__(self, other):
         return (isinstance(other, GraphDefinition) and self._h.get() != NULL
@@ -102,8 +104,9 @@ cdef class GraphDefinition:
 
     @property
     def handle(self):
-        """The raw ``CUgraph`` address as an int."""
-        return <uintptr_t>self._graph_handle().get().graph
+        """The ``CUgraph``: a ``cuda.bindings.driver.CUgraph`` when cuda-bindings is
+        installed (as upstream's), else its address as an int."""
+        return bindings_handle("driver.CUgraph", <uintptr_t>self._graph_handle().get().graph)
 
     def instantiate(self, options=None):
         """Instantiate into an executable :class:`~cuda.core.graph.Graph`

@@ -10,7 +10,7 @@ capture (:class:`~cuda.core.graph.GraphBuilder`).
 """
 from libc.stdint cimport uintptr_t
 
-from cuda.core._resource_handles cimport CUgraphNode, CUgraphNodeType, check, graph_driver
+from cuda.core._resource_handles cimport CUgraphNode, CUgraphNodeType, bindings_handle, check, graph_driver
 
 from cuda.core.typing import GraphMemoryType
 
@@ -69,8 +69,12 @@ cdef class GraphNode:
 
     @property
     def handle(self):
-        """The raw ``CUgraphNode`` address as an int (None for a node of no graph)."""
-        return <uintptr_t>self._node if self._graph is not None else None
+        """The ``CUgraphNode``: a ``cuda.bindings.driver.CUgraphNode`` when
+        cuda-bindings is installed (as upstream's), else its address as an int;
+        None for a node of no graph."""
+        if self._graph is None:
+            return None
+        return bindings_handle("driver.CUgraphNode", <uintptr_t>self._node)
 
     def if_else(self, condition):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
