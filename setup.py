@@ -104,7 +104,7 @@ setup(
     packages=find_namespace_packages(where="cuda_core", include=["cuda.core", "cuda.core.*"]),
     package_dir={"": "cuda_core"},
     package_data={"cuda.core": ["*.pyi", "py.typed", "*.pxd"], "cuda.core._memory": ["*.pyi", "*.pxd"],
-                  "cuda.core._utils": ["*.pyi", "*.pxd"]},
+                  "cuda.core._utils": ["*.pyi", "*.pxd"], "cuda.core.utils": ["*.pyi"]},
     include_package_data=False,  # only package_data: keeps Cython's generated .cpp files out
     ext_modules=extensions(),
     cmdclass={"build_ext": ParallelBuildExt},

@@ -105,7 +105,15 @@ namespace cuda_core {
 // one is still accepted, and the missing slot returns CUDA_ERROR_NOT_SUPPORTED,
 // so the one feature that needs it raises a clear CUDAError. Append new ones
 // at the end.
-#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X)
+#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X) \
+    X(cuMemAdvise)                             \
+    X(cuMemPrefetchAsync)                      \
+    X(cuMemRangeGetAttribute)                  \
+    X(cuMemPrefetchBatchAsync)                 \
+    X(cuMemDiscardBatchAsync)                  \
+    X(cuMemDiscardAndPrefetchBatchAsync)       \
+    X(cuMemcpyBatchAsync)                      \
+    X(cuStreamIsCapturing)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

@@ -75,7 +75,19 @@ namespace cuda_sim {
 // cuda-bindings) needs on its memory + IPC path, so that the regression
 // scenarios run on upstream's release too. Exported and counted like the rest.
 #define CUDA_SIM_EXTRA_FUNCTIONS(X) \
-    X(cuStreamIsCapturing)
+    X(cuStreamIsCapturing)          \
+    CUDA_SIM_MANAGED_OPS_FUNCTIONS(X)
+
+// Managed-memory advice, prefetches, discards and batched copies
+// (api_managed_ops.cpp): the package's optional entry points of that family.
+#define CUDA_SIM_MANAGED_OPS_FUNCTIONS(X) \
+    X(cuMemAdvise)                        \
+    X(cuMemPrefetchAsync)                 \
+    X(cuMemRangeGetAttribute)             \
+    X(cuMemPrefetchBatchAsync)            \
+    X(cuMemDiscardBatchAsync)             \
+    X(cuMemDiscardAndPrefetchBatchAsync)  \
+    X(cuMemcpyBatchAsync)
 
 // Every entry point the simulator exports: the core's table, then the extras.
 #define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_DRIVER_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
@@ -440,6 +452,12 @@ void update_reserved(Pool* p);
 // Create an owner pool. Returns nullptr + rc on failure.
 Pool* create_pool(bool ipc, bool host, int loc_type, int loc_id, size_t capacity, CUresult* rc);
 CUresult default_pool(int dev, Pool** out);
+
+// ---------------------------------------------------------------------------
+// cuMemAllocManaged blocks (api_managed_alloc.cpp; takes its own leaf lock)
+// ---------------------------------------------------------------------------
+// The live block holding all of [p, p+n): its base, bytes and serial.
+bool managed_block_find(uintptr_t p, size_t n, uintptr_t* base, size_t* span, uint64_t* serial);
 
 // ---------------------------------------------------------------------------
 // Managed pools (managed_pools.cpp; takes the lock itself)

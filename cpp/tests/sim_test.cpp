@@ -960,7 +960,11 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         // the synchronous managed allocation upstream's test helpers make (api_managed_alloc.cpp)
         "cuMemAllocManaged", SIMT_STR(cuMemFree),
         // CUDA_SIM_EXTRA_FUNCTIONS (sim_internal.hpp): what NVIDIA's cuda-core needs beyond the core's table
-        "cuStreamIsCapturing"};
+        "cuStreamIsCapturing",
+        // CUDA_SIM_MANAGED_OPS_FUNCTIONS (api_managed_ops.cpp)
+        SIMT_STR(cuMemAdvise), SIMT_STR(cuMemPrefetchAsync), SIMT_STR(cuMemRangeGetAttribute),
+        SIMT_STR(cuMemPrefetchBatchAsync), SIMT_STR(cuMemDiscardBatchAsync),
+        SIMT_STR(cuMemDiscardAndPrefetchBatchAsync), SIMT_STR(cuMemcpyBatchAsync)};
     std::string cmd = std::string("nm -D --defined-only '") + path + "' 2>&1";
     FILE* nm = popen(cmd.c_str(), "r");
     ASSERT_NE(nm, nullptr) << cmd;

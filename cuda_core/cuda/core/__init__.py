@@ -13,6 +13,7 @@ check_not_mixed_with_upstream()  # before anything that a mixed install may have
 from cuda.core._context import Context  # noqa: E402
 from cuda.core._device import Device  # noqa: E402
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor  # noqa: E402
+from cuda.core._host import Host  # noqa: E402
 from cuda.core._launch_config import LaunchConfig  # noqa: E402
 from cuda.core._launcher import launch  # noqa: E402
 from cuda.core._memory import (  # noqa: E402
@@ -22,6 +23,7 @@ from cuda.core._memory import (  # noqa: E402
     IPCAllocationHandle,
     IPCBufferDescriptor,
     LegacyPinnedMemoryResource,
+    ManagedBuffer,
     ManagedMemoryResource,
     ManagedMemoryResourceOptions,
     MemoryResource,
@@ -36,6 +38,7 @@ from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, 
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError  # noqa: E402
 
 from cuda.core import system  # noqa: E402  (a module, as upstream's)
+from cuda.core import utils  # noqa: E402  (a module, as upstream's)
 from cuda.core import typing  # noqa: E402,F401  (upstream exposes cuda.core.typing)
 
 del check_not_mixed_with_upstream
@@ -50,6 +53,7 @@ __all__ = [
     "DeviceMemoryResourceOptions",
     "Event",
     "EventOptions",
+    "Host",
     "IPCAllocationHandle",
     "IPCBufferDescriptor",
     "IPCEventDescriptor",
@@ -58,6 +62,7 @@ __all__ = [
     "IPCImportError",
     "LEGACY_DEFAULT_STREAM",
     "LegacyPinnedMemoryResource",
+    "ManagedBuffer",
     "ManagedMemoryResource",
     "ManagedMemoryResourceOptions",
     "MemoryResource",

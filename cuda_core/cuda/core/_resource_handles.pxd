@@ -112,6 +112,39 @@ cdef extern from "cuda.h" nogil:
         void* win32HandleMetaData
 
 
+# managed memory advice and prefetch, batched copies (_memory/_managed_memory_ops.pyx, _memory/_copy_ops.pyx)
+cdef extern from "cuda.h" nogil:
+    ctypedef int CUmem_advise
+    ctypedef int CUmem_range_attribute
+    ctypedef int CUmemcpySrcAccessOrder
+    ctypedef int CUstreamCaptureStatus
+    enum:
+        CU_MEM_ADVISE_SET_READ_MOSTLY
+        CU_MEM_ADVISE_UNSET_READ_MOSTLY
+        CU_MEM_ADVISE_SET_PREFERRED_LOCATION
+        CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION
+        CU_MEM_ADVISE_SET_ACCESSED_BY
+        CU_MEM_ADVISE_UNSET_ACCESSED_BY
+        CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+        CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
+        CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
+        CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL
+        CU_MEMCPY_SRC_ACCESS_ORDER_ANY
+        CU_MEMCPY_FLAG_DEFAULT
+        CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
+    ctypedef struct CUmemcpyAttributes:
+        CUmemcpySrcAccessOrder srcAccessOrder
+        CUmemLocation srcLocHint
+        CUmemLocation dstLocHint
+        unsigned int flags
+
+
 cdef extern from "driver.hpp" namespace "cuda_core" nogil:
     cppclass DriverTable:
         CUresult (*cuDriverGetVersion_)(int*)
@@ -150,6 +183,18 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuMemsetD32Async_)(CUdeviceptr, unsigned int, size_t, CUstream)
         CUresult (*cuMemGetAddressRange_)(CUdeviceptr*, size_t*, CUdeviceptr)
         CUresult (*cuPointerGetAttribute_)(void*, CUpointer_attribute, CUdeviceptr)
+        # optional entry points (CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS): CUDA_ERROR_NOT_SUPPORTED when absent
+        CUresult (*cuMemAdvise_)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation)
+        CUresult (*cuMemPrefetchAsync_)(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream)
+        CUresult (*cuMemRangeGetAttribute_)(void*, size_t, CUmem_range_attribute, CUdeviceptr, size_t)
+        CUresult (*cuMemPrefetchBatchAsync_)(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t,
+                                             unsigned long long, CUstream)
+        CUresult (*cuMemDiscardBatchAsync_)(CUdeviceptr*, size_t*, size_t, unsigned long long, CUstream)
+        CUresult (*cuMemDiscardAndPrefetchBatchAsync_)(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*,
+                                                       size_t, unsigned long long, CUstream)
+        CUresult (*cuMemcpyBatchAsync_)(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*,
+                                        size_t, CUstream)
+        CUresult (*cuStreamIsCapturing_)(CUstream, CUstreamCaptureStatus*)
 
 
 
