@@ -19,6 +19,15 @@
 
 #include <string>
 
+// The two OpenGL entry points of cudaGL.h, declared here so that no OpenGL
+// header is needed to build (GLuint and GLenum are unsigned int in every GL ABI).
+extern "C" {
+CUresult CUDAAPI cuGraphicsGLRegisterBuffer(CUgraphicsResource* pCudaResource, unsigned int buffer,
+                                            unsigned int Flags);
+CUresult CUDAAPI cuGraphicsGLRegisterImage(CUgraphicsResource* pCudaResource, unsigned int image, unsigned int target,
+                                           unsigned int Flags);
+}
+
 namespace cuda_core {
 
 // Every driver entry point the package uses. The symbol looked up is the
@@ -113,7 +122,17 @@ namespace cuda_core {
     X(cuMemDiscardBatchAsync)                  \
     X(cuMemDiscardAndPrefetchBatchAsync)       \
     X(cuMemcpyBatchAsync)                      \
-    X(cuStreamIsCapturing)
+    X(cuStreamIsCapturing)                     \
+    X(cuTensorMapEncodeTiled)                  \
+    X(cuTensorMapEncodeIm2col)                 \
+    X(cuTensorMapEncodeIm2colWide)             \
+    X(cuTensorMapReplaceAddress)               \
+    X(cuGraphicsGLRegisterBuffer)              \
+    X(cuGraphicsGLRegisterImage)               \
+    X(cuGraphicsUnregisterResource)            \
+    X(cuGraphicsMapResources)                  \
+    X(cuGraphicsUnmapResources)                \
+    X(cuGraphicsResourceGetMappedPointer)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

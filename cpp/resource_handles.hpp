@@ -12,6 +12,7 @@
 //   vmm.hpp             virtual memory management mappings and their IPC over POSIX fds
 //   module.hpp          loaded code (CUlibrary), kernels, launches
 //   nvrtc.hpp           NVRTC loaded at first use, the program handle
+//   graphics.hpp        OpenGL resources registered with CUDA
 //
 // Internal to cpp/ (not included here): make_handle.hpp (how factories build
 // handles), deviceptr_box.hpp (the device-pointer box types).
@@ -23,6 +24,7 @@
 
 #include "error.hpp"
 #include "gil.hpp"
+#include "graphics.hpp"
 #include "handles.hpp"
 #include "ipc_descriptor.hpp"
 #include "ipc_import.hpp"

@@ -377,6 +377,7 @@ def test_advise_one_refuses_unknown_advice(external):
         _advise_one(object(), 1, None)
 
 
+@pytest.mark.sim_only
 def test_advice_state_does_not_survive_the_allocation(device, managed_mr):
     """A later allocation at the same address starts without the old advice."""
     first = managed_mr.allocate(PAGE, stream=device.default_stream)
@@ -392,11 +393,14 @@ def test_advice_state_does_not_survive_the_allocation(device, managed_mr):
         again.close()
 
 
-def test_managed_buffers_in_many_threads(device, managed_mr):
+def test_managed_buffers_in_many_threads(device):
     """Advice and prefetches of distinct buffers from 8 threads: no crash, each
     buffer ends with its own settings."""
+    from cuda.core import ManagedBuffer
+
     errors = []
-    bufs = [managed_mr.allocate(PAGE, stream=device.default_stream) for _ in range(8)]
+    blocks = [ManagedBlock(PAGE) for _ in range(8)]
+    bufs = [ManagedBuffer.from_handle(b.ptr, b.size, owner=b) for b in blocks]
 
     def work(buf, i):
         try:
@@ -419,6 +423,8 @@ def test_managed_buffers_in_many_threads(device, managed_mr):
     for i, b in enumerate(bufs):
         assert b.read_mostly is bool(i % 2) and device in b.accessed_by
         b.close()
+    for block in blocks:
+        block.close()
 
 
 @pytest.mark.gpu

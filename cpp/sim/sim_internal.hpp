@@ -76,7 +76,25 @@ namespace cuda_sim {
 // scenarios run on upstream's release too. Exported and counted like the rest.
 #define CUDA_SIM_EXTRA_FUNCTIONS(X) \
     X(cuStreamIsCapturing)          \
-    CUDA_SIM_MANAGED_OPS_FUNCTIONS(X)
+    CUDA_SIM_MANAGED_OPS_FUNCTIONS(X) \
+    CUDA_SIM_TENSOR_MAP_FUNCTIONS(X)  \
+    CUDA_SIM_GRAPHICS_FUNCTIONS(X)
+
+// OpenGL interop (api_graphics.cpp).
+#define CUDA_SIM_GRAPHICS_FUNCTIONS(X)    \
+    X(cuGraphicsGLRegisterBuffer)         \
+    X(cuGraphicsGLRegisterImage)          \
+    X(cuGraphicsUnregisterResource)       \
+    X(cuGraphicsMapResources)             \
+    X(cuGraphicsUnmapResources)           \
+    X(cuGraphicsResourceGetMappedPointer)
+
+// Tensor map encoding (api_tensor_maps.cpp).
+#define CUDA_SIM_TENSOR_MAP_FUNCTIONS(X) \
+    X(cuTensorMapEncodeTiled)            \
+    X(cuTensorMapEncodeIm2col)           \
+    X(cuTensorMapEncodeIm2colWide)       \
+    X(cuTensorMapReplaceAddress)
 
 // Managed-memory advice, prefetches, discards and batched copies
 // (api_managed_ops.cpp): the package's optional entry points of that family.

@@ -964,7 +964,14 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         // CUDA_SIM_MANAGED_OPS_FUNCTIONS (api_managed_ops.cpp)
         SIMT_STR(cuMemAdvise), SIMT_STR(cuMemPrefetchAsync), SIMT_STR(cuMemRangeGetAttribute),
         SIMT_STR(cuMemPrefetchBatchAsync), SIMT_STR(cuMemDiscardBatchAsync),
-        SIMT_STR(cuMemDiscardAndPrefetchBatchAsync), SIMT_STR(cuMemcpyBatchAsync)};
+        SIMT_STR(cuMemDiscardAndPrefetchBatchAsync), SIMT_STR(cuMemcpyBatchAsync),
+        // CUDA_SIM_TENSOR_MAP_FUNCTIONS (api_tensor_maps.cpp)
+        SIMT_STR(cuTensorMapEncodeTiled), SIMT_STR(cuTensorMapEncodeIm2col), SIMT_STR(cuTensorMapEncodeIm2colWide),
+        SIMT_STR(cuTensorMapReplaceAddress),
+        // CUDA_SIM_GRAPHICS_FUNCTIONS and the GL stand-ins (api_graphics.cpp)
+        SIMT_STR(cuGraphicsGLRegisterBuffer), SIMT_STR(cuGraphicsGLRegisterImage),
+        SIMT_STR(cuGraphicsUnregisterResource), SIMT_STR(cuGraphicsMapResources), SIMT_STR(cuGraphicsUnmapResources),
+        SIMT_STR(cuGraphicsResourceGetMappedPointer), "cuSimGLCreateBuffer", "cuSimGLDeleteBuffer"};
     std::string cmd = std::string("nm -D --defined-only '") + path + "' 2>&1";
     FILE* nm = popen(cmd.c_str(), "r");
     ASSERT_NE(nm, nullptr) << cmd;

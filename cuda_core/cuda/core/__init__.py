@@ -13,6 +13,7 @@ check_not_mixed_with_upstream()  # before anything that a mixed install may have
 from cuda.core._context import Context  # noqa: E402
 from cuda.core._device import Device  # noqa: E402
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor  # noqa: E402
+from cuda.core._graphics import GraphicsResource  # noqa: E402
 from cuda.core._host import Host  # noqa: E402
 from cuda.core._launch_config import LaunchConfig  # noqa: E402
 from cuda.core._launcher import launch  # noqa: E402
@@ -34,6 +35,7 @@ from cuda.core._memory import (  # noqa: E402
 )
 from cuda.core._module import Kernel, ObjectCode  # noqa: E402
 from cuda.core._program import Program, ProgramOptions  # noqa: E402
+from cuda.core._tensor_map import TensorMapDescriptor, TensorMapDescriptorOptions  # noqa: E402
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions  # noqa: E402
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError  # noqa: E402
 
@@ -53,6 +55,7 @@ __all__ = [
     "DeviceMemoryResourceOptions",
     "Event",
     "EventOptions",
+    "GraphicsResource",
     "Host",
     "IPCAllocationHandle",
     "IPCBufferDescriptor",
@@ -74,6 +77,8 @@ __all__ = [
     "ProgramOptions",
     "Stream",
     "StreamOptions",
+    "TensorMapDescriptor",
+    "TensorMapDescriptorOptions",
     "launch",
     "system",
     "VirtualMemoryResource",

@@ -118,6 +118,24 @@ cdef extern from "cuda.h" nogil:
     ctypedef int CUmem_range_attribute
     ctypedef int CUmemcpySrcAccessOrder
     ctypedef int CUstreamCaptureStatus
+    # tensor maps (_tensor_map.pyx); CUtensorMap is 128 bytes, 128-byte aligned
+    ctypedef unsigned int cuuint32_t
+    ctypedef int CUtensorMapDataType
+    ctypedef int CUtensorMapInterleave
+    ctypedef int CUtensorMapSwizzle
+    ctypedef int CUtensorMapL2promotion
+    ctypedef int CUtensorMapFloatOOBfill
+    ctypedef int CUtensorMapIm2ColWideMode
+    ctypedef struct CUtensorMap:
+        cuuint64_t opaque[16]
+    # graphics interop (_graphics.pyx)
+    ctypedef void* CUgraphicsResource
+    enum:
+        CU_GRAPHICS_REGISTER_FLAGS_NONE
+        CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
+        CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD
+        CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
+        CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
     enum:
         CU_MEM_ADVISE_SET_READ_MOSTLY
         CU_MEM_ADVISE_UNSET_READ_MOSTLY
@@ -195,6 +213,24 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuMemcpyBatchAsync_)(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*,
                                         size_t, CUstream)
         CUresult (*cuStreamIsCapturing_)(CUstream, CUstreamCaptureStatus*)
+        CUresult (*cuTensorMapEncodeTiled_)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                            const cuuint64_t*, const cuuint32_t*, const cuuint32_t*,
+                                            CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                            CUtensorMapFloatOOBfill)
+        CUresult (*cuTensorMapEncodeIm2col_)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                             const cuuint64_t*, const int*, const int*, cuuint32_t, cuuint32_t,
+                                             const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                             CUtensorMapL2promotion, CUtensorMapFloatOOBfill)
+        CUresult (*cuTensorMapEncodeIm2colWide_)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                                 const cuuint64_t*, const cuuint64_t*, int, int, cuuint32_t,
+                                                 cuuint32_t, const cuuint32_t*, CUtensorMapInterleave,
+                                                 CUtensorMapIm2ColWideMode, CUtensorMapSwizzle,
+                                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill)
+        CUresult (*cuTensorMapReplaceAddress_)(CUtensorMap*, void*)
+        CUresult (*cuGraphicsUnregisterResource_)(CUgraphicsResource)
+        CUresult (*cuGraphicsMapResources_)(unsigned int, CUgraphicsResource*, CUstream)
+        CUresult (*cuGraphicsUnmapResources_)(unsigned int, CUgraphicsResource*, CUstream)
+        CUresult (*cuGraphicsResourceGetMappedPointer_)(CUdeviceptr*, size_t*, CUgraphicsResource)
 
 
 
@@ -405,3 +441,17 @@ cdef CUresult kernel_attribute(const KernelHandle& kernel, CUfunction_attribute 
                                int* value) noexcept nogil
 cdef CUresult launch_kernel(const KernelHandle& kernel, const StreamHandle& stream, const LaunchDims& dims,
                             void** args) noexcept nogil
+
+
+# ---------------------------------------------------------------- graphics interop (cpp/graphics.hpp)
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
+    cppclass GraphicsResourceBox:
+        CUgraphicsResource resource
+        ContextHandle context
+    ctypedef shared_ptr[const GraphicsResourceBox] GraphicsResourceHandle
+
+# Registers an OpenGL buffer / image within `context` (empty handle + last error on failure).
+cdef GraphicsResourceHandle create_gl_buffer_graphics_handle(const ContextHandle& context, unsigned int buffer,
+                                                             unsigned int flags) noexcept nogil
+cdef GraphicsResourceHandle create_gl_image_graphics_handle(const ContextHandle& context, unsigned int image,
+                                                            unsigned int target, unsigned int flags) noexcept nogil

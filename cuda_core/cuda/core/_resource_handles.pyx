@@ -515,3 +515,21 @@ cdef CUresult launch_kernel(const KernelHandle& kernel, const StreamHandle& stre
 
 # Warnings for cleanup failures, and the GIL ops: installed once, at import.
 cpp_install_python_seam(<void*>CUDAWarning)
+
+
+# ---------------------------------------------------------------- graphics interop (cpp/graphics.hpp)
+
+cdef extern from "graphics.hpp" nogil:
+    GraphicsResourceHandle cpp_create_gl_buffer_graphics_handle "cuda_core::create_gl_buffer_graphics_handle"(
+        const ContextHandle&, unsigned int, unsigned int)
+    GraphicsResourceHandle cpp_create_gl_image_graphics_handle "cuda_core::create_gl_image_graphics_handle"(
+        const ContextHandle&, unsigned int, unsigned int, unsigned int)
+
+
+cdef GraphicsResourceHandle create_gl_buffer_graphics_handle(const ContextHandle& context, unsigned int buffer,
+                                                             unsigned int flags) noexcept nogil:
+    return cpp_create_gl_buffer_graphics_handle(context, buffer, flags)
+
+cdef GraphicsResourceHandle create_gl_image_graphics_handle(const ContextHandle& context, unsigned int image,
+                                                            unsigned int target, unsigned int flags) noexcept nogil:
+    return cpp_create_gl_image_graphics_handle(context, image, target, flags)
