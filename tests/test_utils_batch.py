@@ -425,3 +425,25 @@ def test_gpu_copy_batch_d2d_and_prefetch_batch(device, stream, pinned, managed_m
     prefetch_batch(stream, bufs, [Host(), device])
     stream.sync()
     assert [_last_prefetch(b) for b in bufs] == [-1, device.device_id]
+
+
+@pytest.mark.sim_only
+def test_pre_cuda13_driver_paths():
+    """With a driver reporting CUDA 12.8: copy_batch and prefetch_batch loop per
+    buffer, DURING_API_CALL and the discards are refused, NUMA hosts are a
+    TypeError, and preferred_location reads the legacy attribute."""
+    import json
+
+    from helpers import TESTS, run_python
+
+    proc = run_python([TESTS / "helpers" / "cuda12_children.py"], env_extra={"CUDA_SIM_DRIVER_VERSION": "12080"})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["driver"] == [12, 8, 0]
+    assert out["copy"] == "ok" and out["copied"] == [1, 2, 3]
+    assert out["during"].startswith("RuntimeError: src_access_order=DURING_API_CALL at index 2 requires")
+    assert out["prefetch"] == "ok" and out["last"] == [-1, 0]
+    for key in ("discard", "discard_prefetch", "single_discard"):
+        assert out[key].startswith("NotImplementedError:") and "CUDA 13" in out[key], out[key]
+    assert out["numa"].startswith("TypeError: Host(numa_id=...)"), out["numa"]
+    assert out["preferred"] == "Host()" and out["preferred_dev"] == 0

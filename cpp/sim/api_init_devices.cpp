@@ -13,7 +13,7 @@ SIM_EXPORT CUresult CUDAAPI cuInit(unsigned int Flags) {
 SIM_EXPORT CUresult CUDAAPI cuDriverGetVersion(int* driverVersion) {
     SIM_ENTER(cuDriverGetVersion);
     if (!driverVersion) return CUDA_ERROR_INVALID_VALUE;
-    *driverVersion = 13000;
+    *driverVersion = g_knobs.driver_version;
     return CUDA_SUCCESS;
 }
 

@@ -184,6 +184,13 @@ void parse_knobs() {
         else
             warn("ignoring bad CUDA_SIM_POOL_BYTES");
     }
+    if (const char* dv = std::getenv("CUDA_SIM_DRIVER_VERSION")) {
+        unsigned long long v;
+        if (parse_ull(trim(dv), &v) && v >= 11000 && v <= 99990)
+            g_knobs.driver_version = int(v);
+        else
+            warn("ignoring bad CUDA_SIM_DRIVER_VERSION (a cuDriverGetVersion value such as 12080)");
+    }
     for (auto& kv : split_kv(std::getenv("CUDA_SIM_LATENCY_US"))) {
         int i = fn_index(kv.first.c_str());
         unsigned long long us;

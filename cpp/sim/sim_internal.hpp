@@ -130,6 +130,7 @@ struct Knobs {
     int physical[kMaxDevices] = {};  // visible ordinal -> physical device (CUDA_VISIBLE_DEVICES)
     bool peer_access = true;
     size_t default_pool_bytes = size_t(1) << 30;
+    int driver_version = 13000;  // what cuDriverGetVersion reports (CUDA_SIM_DRIVER_VERSION)
 };
 extern Knobs g_knobs;
 
