@@ -444,3 +444,42 @@ def test_gpu_managed_buffer_round_trip_and_data_survive_prefetches(device, manag
     s.sync()
     assert ctypes.string_at(buf.handle, PAGE) == b"\x5a" * PAGE
     buf.close()
+
+
+# ----------------------------------------------------------------------------- Buffer (upstream 1.2.2 parity)
+
+
+def test_closed_buffer_reads_as_upstreams(device, stream):
+    """After close: handle and size 0, no memory resource or owner, not mapped,
+    repr of a null buffer; the accessibility queries raise RuntimeError."""
+    from cuda.core import Buffer
+
+    owner = bytearray(64)
+    for buf in (device.memory_resource.allocate(64, stream=stream),
+                Buffer.from_handle(ctypes.addressof((ctypes.c_char * 64).from_buffer(owner)), 64, owner=owner)):
+        buf.close()
+        assert (buf.handle, buf.size, buf.memory_resource, buf.owner, buf.is_mapped) == (0, 0, None, None, False)
+        assert repr(buf) == "<Buffer ptr=0x0 size=0>" and buf.is_closed
+        for name in ("device_id", "is_device_accessible", "is_host_accessible", "is_managed"):
+            with pytest.raises(RuntimeError, match="Buffer has been closed"):
+                getattr(buf, name)
+
+
+def test_foreign_memory_is_classified_by_the_driver(device, stream):
+    """Buffer.from_handle without a resource: host memory the driver does not
+    know is host-only, device memory device-only, managed memory both."""
+    from cuda.core import Buffer
+
+    host = (ctypes.c_byte * 64)()
+    h = Buffer.from_handle(ctypes.addressof(host), 64, owner=host)
+    assert (h.is_device_accessible, h.is_host_accessible, h.device_id, h.is_managed) == (False, True, -1, False)
+    dev = device.memory_resource.allocate(64, stream=stream)
+    d = Buffer.from_handle(dev.handle, 64)
+    assert (d.is_device_accessible, d.is_host_accessible, d.device_id) == (True, False, device.device_id)
+    block = ManagedBlock(PAGE)
+    try:
+        m = Buffer.from_handle(block.ptr, PAGE)
+        assert (m.is_device_accessible, m.is_host_accessible, m.is_managed) == (True, True, True)
+    finally:
+        block.close()
+    dev.close()

@@ -12,7 +12,7 @@ from cuda.core._memory._ipc cimport (
     Buffer_from_ipc_descriptor, Buffer_from_ipc_descriptors, Buffer_get_ipc_descriptor, Buffer_reduce_args,
 )
 from cuda.core._resource_handles cimport (
-    CUDA_SUCCESS, CUdeviceptr, CUpointer_attribute, CUresult, DevicePtrHandle, address_arg,
+    CUDA_ERROR_INVALID_VALUE, CUDA_SUCCESS, CUdeviceptr, CUpointer_attribute, CUresult, DevicePtrHandle, address_arg,
     borrow_deviceptr_handle, check, deviceptr_address, deviceptr_is_imported, driver, not_instantiable,
     require_driver, set_deallocation_stream, size_arg,
 )
@@ -218,9 +218,10 @@ cdef class Buffer:
     def memory_resource(self):
         """The :class:`MemoryResource` the buffer came from (for
         :meth:`from_ipc_descriptor`, the imported pool's resource), or None for a
-        buffer made by :meth:`from_handle` without `mr`.
+        buffer made by :meth:`from_handle` without `mr`, and once the buffer is
+        closed (as upstream's).
         """
-        return self._mr
+        return None if self._closed else self._mr
 
     @property
     def owner(self):
@@ -239,7 +240,10 @@ cdef class Buffer:
         """The ordinal of the device the memory belongs to: the memory resource's
         ``device_id`` (-1 for pinned host memory), or, without a resource, the
         driver's answer for the address (-1 if it knows none).
+
+        Raises :class:`RuntimeError` if the buffer has been closed.
         """
+        self._check_open()
         if self._mr is not None:
             return self._mr.device_id
         cdef int ordinal = -1
@@ -250,23 +254,29 @@ cdef class Buffer:
 
     @property
     def is_device_accessible(self):
-        """True if GPU kernels can access the buffer (the memory resource's answer;
-        True for a buffer without one).
+        """True if GPU kernels can access the buffer: the memory resource's answer,
+        or, without one, the driver's for the address (memory it does not know is
+        host memory; as upstream's). RuntimeError once closed.
         """
-        return True if self._mr is None else self._mr.is_device_accessible
+        self._check_open()
+        return foreign_access(self._ptr)[0] if self._mr is None else self._mr.is_device_accessible
 
     @property
     def is_host_accessible(self):
-        """True if the CPU can access the buffer directly (the memory resource's
-        answer; False for a buffer without one).
+        """True if the CPU can access the buffer directly: the memory resource's
+        answer, or, without one, the driver's for the address (pinned, managed or
+        unknown-to-the-driver host memory). RuntimeError once closed.
         """
-        return False if self._mr is None else self._mr.is_host_accessible
+        self._check_open()
+        return foreign_access(self._ptr)[1] if self._mr is None else self._mr.is_host_accessible
 
     @property
     def is_managed(self):
         """Whether this is CUDA managed (unified) memory: the memory resource's
-        answer, else the driver's for the pointer (False if it cannot say)."""
+        answer, else the driver's for the pointer (False if it cannot say).
+        RuntimeError once closed."""
         cdef unsigned int managed = 0
+        self._check_open()
         if self._mr is not None:
             return bool(self._mr.is_managed)
         require_driver()
@@ -277,8 +287,11 @@ cdef class Buffer:
     @property
     def is_mapped(self):
         """True if the buffer was imported from another process (through
-        :meth:`from_ipc_descriptor`, or from a mapped memory resource).
+        :meth:`from_ipc_descriptor`, or from a mapped memory resource); False
+        once closed.
         """
+        if self._closed:
+            return False
         return bool(deviceptr_is_imported(self._h)) or bool(getattr(self._mr, "is_mapped", False))
 
     @property
@@ -525,8 +538,27 @@ cdef class Buffer:
 
     def __repr__(self):
         if self._closed:
-            return "<Buffer (closed)>"
+            return "<Buffer ptr=0x0 size=0>"   # upstream's: handle and size read 0 once closed
         return f"<Buffer ptr={self._ptr:#x} size={self._size}>"
+
+
+# (device-accessible, host-accessible) of memory no resource describes, from the
+# driver: managed or pinned host memory is both; memory the driver does not know
+# (CUDA_ERROR_INVALID_VALUE) is plain host memory; anything else is device memory.
+cdef tuple foreign_access(uintptr_t ptr):
+    cdef unsigned int managed = 0
+    cdef unsigned int memory_type = 0
+    cdef CUresult rc
+    require_driver()
+    if driver().cuPointerGetAttribute_(&managed, <CUpointer_attribute>8, <CUdeviceptr>ptr) == CUDA_SUCCESS \
+            and managed:
+        return (True, True)    # 8 = CU_POINTER_ATTRIBUTE_IS_MANAGED
+    rc = driver().cuPointerGetAttribute_(&memory_type, <CUpointer_attribute>2, <CUdeviceptr>ptr)
+    if rc == CUDA_ERROR_INVALID_VALUE:
+        return (False, True)   # 2 = CU_POINTER_ATTRIBUTE_MEMORY_TYPE; not CUDA memory: host
+    if rc == CUDA_SUCCESS and memory_type == 1:
+        return (True, True)    # CU_MEMORYTYPE_HOST: pinned
+    return (True, False)
 
 
 # A `cls` (Buffer or a subclass) over memory at `ptr` that the Buffer never frees
