@@ -240,3 +240,26 @@ def test_gpu_tiled_descriptor_encodes_on_a_tma_device(device, dmr, stream):
                                     swizzle=t.TensorMapSwizzle.SWIZZLE_128B)
     desc = TensorMapDescriptor._from_tiled(DeviceArray(buf, (16, 16, 16)), box_dim=(8, 8, 8))
     desc.replace_address(dmr.allocate(16 * 16 * 16 * 4, stream=stream))
+
+
+def test_hostile_numbers_are_clear_exceptions(dmr, stream):
+    """Negative, zero and huge values never reach the driver unchecked."""
+    from cuda.core import CUDAError, TensorMapDescriptor
+
+    t = tm()
+    buf = dmr.allocate(4096, stream=stream)
+    f32 = t.TensorMapDataType.FLOAT32
+    with pytest.raises(OverflowError):
+        TensorMapDescriptor._from_tiled(buf, box_dim=(64,), element_strides=(-1,), data_type=f32)
+    with pytest.raises((OverflowError, CUDAError)):
+        TensorMapDescriptor._from_tiled(buf, box_dim=(64,), element_strides=(1 << 40,), data_type=f32)
+    with pytest.raises(ValueError, match="must be positive"):
+        TensorMapDescriptor._from_tiled(DeviceArray(buf, (0, 4)), box_dim=(1, 4))
+    with pytest.raises(OverflowError):
+        TensorMapDescriptor._from_tiled(DeviceArray(buf, (1 << 70,)), box_dim=(4,))
+    with pytest.raises(OverflowError):
+        TensorMapDescriptor._from_im2col(DeviceArray(buf, (1, 4, 16)), (1 << 40,), (0,), 16, 4)
+    with pytest.raises(ValueError, match="channels_per_pixel must be positive"):
+        TensorMapDescriptor._from_im2col(DeviceArray(buf, (1, 4, 16)), (0,), (1,), -3, 4)
+    with pytest.raises(ValueError, match=r"box_dim\[0\] must be in \[1, 256\]"):
+        TensorMapDescriptor._from_tiled(buf, box_dim=(-5,), data_type=f32)
