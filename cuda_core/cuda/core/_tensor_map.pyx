@@ -14,7 +14,8 @@ and the tensor they point into alive.
 The tensor: a StridedMemoryView (anything with ``ptr``, ``shape``,
 ``strides``, ``dtype``, ``device_id`` and ``is_device_accessible``), a
 :class:`~cuda.core.Buffer` (1-D, in elements of ``data_type``), or an object
-with ``__cuda_array_interface__``. NumPy is needed only to read NumPy dtypes.
+with ``__cuda_array_interface__``. NumPy is needed only to read NumPy dtypes,
+and imported only when one is read.
 """
 import enum
 from dataclasses import dataclass
@@ -29,10 +30,6 @@ from cuda.core._resource_handles cimport (
     current_device_ordinal, cuuint32_t, cuuint64_t, driver, require_driver,
 )
 
-try:
-    import numpy
-except ImportError:   # NumPy dtypes are then not recognised; TensorMapDataType still is
-    numpy = None
 
 __all__ = ["TensorMapDescriptor", "TensorMapDescriptorOptions"]
 
@@ -122,15 +119,46 @@ _TYPESTR_TO_TMA = {
     "f2": TensorMapDataType.FLOAT16, "f4": TensorMapDataType.FLOAT32, "f8": TensorMapDataType.FLOAT64,
 }
 
-if numpy is not None:
-    _NUMPY_DTYPE_TO_TMA = {numpy.dtype(code): tma for code, tma in _TYPESTR_TO_TMA.items()}
-    try:
-        from ml_dtypes import bfloat16 as _bfloat16
-        _NUMPY_DTYPE_TO_TMA[numpy.dtype(_bfloat16)] = TensorMapDataType.BFLOAT16
-    except ImportError:
-        pass
-else:
-    _NUMPY_DTYPE_TO_TMA = {}
+# NumPy is imported on first need (it is optional, and costs more to import than
+# the rest of cuda.core): _np() is the module or None.
+_numpy_state = []
+
+
+def _np():
+    """The numpy module, or None when it is not installed (imported once)."""
+    if not _numpy_state:
+        try:
+            import numpy
+        except ImportError:
+            numpy = None
+        _numpy_state.append(numpy)
+    return _numpy_state[0]
+
+
+_dtype_map_state = []
+
+
+def _numpy_dtype_to_tma():
+    """numpy.dtype -> TensorMapDataType (empty without NumPy; bfloat16 with ml_dtypes)."""
+    if not _dtype_map_state:
+        numpy = _np()
+        mapping = {}
+        if numpy is not None:
+            mapping = {numpy.dtype(code): tma for code, tma in _TYPESTR_TO_TMA.items()}
+            try:
+                from ml_dtypes import bfloat16
+                mapping[numpy.dtype(bfloat16)] = TensorMapDataType.BFLOAT16
+            except ImportError:
+                pass
+        _dtype_map_state.append(mapping)
+    return _dtype_map_state[0]
+
+
+def __getattr__(name):
+    # _NUMPY_DTYPE_TO_TMA (upstream's module attribute) is built on first access.
+    if name == "_NUMPY_DTYPE_TO_TMA":
+        return _numpy_dtype_to_tma()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _MAX_RANK = 5
 _NOT_DIRECTLY = "TensorMapDescriptor cannot be instantiated directly. Use StridedMemoryView.as_tensor_map() instead."
@@ -141,6 +169,7 @@ def _normalize_tensor_map_data_type(data_type):
     TypeError for anything else."""
     if data_type is None or isinstance(data_type, TensorMapDataType):
         return data_type
+    numpy = _np()
     if numpy is not None and not isinstance(data_type, (bool, int, float)):
         try:
             return numpy.dtype(data_type)
@@ -256,6 +285,7 @@ cdef int _pointer_device(uintptr_t ptr):
 
 def _typestr_dtype(typestr):
     """A __cuda_array_interface__ typestr as a numpy.dtype (or a TMA type without NumPy)."""
+    numpy = _np()
     if numpy is not None:
         return numpy.dtype(typestr)
     code = typestr.lstrip("<>|=")
@@ -279,7 +309,7 @@ def _get_validated_view(tensor):
         dtype = _typestr_dtype(cai["typestr"])
         strides = cai.get("strides")
         if strides is not None:
-            size = numpy.dtype(dtype).itemsize if numpy is not None else _TMA_DATA_TYPE_SIZE[dtype]
+            size = _TMA_DATA_TYPE_SIZE[dtype] if isinstance(dtype, TensorMapDataType) else dtype.itemsize
             if any(s % size for s in strides):
                 raise ValueError("Tensor strides must be multiples of the element size")
             strides = tuple(s // size for s in strides)
@@ -314,8 +344,9 @@ def _resolve_data_type(view, data_type):
         return TensorMapDataType.UINT8      # a Buffer without data_type: bytes
     if isinstance(dt, TensorMapDataType):
         return dt
+    numpy = _np()
     if numpy is not None:
-        found = _NUMPY_DTYPE_TO_TMA.get(numpy.dtype(dt))
+        found = _numpy_dtype_to_tma().get(numpy.dtype(dt))
         if found is not None:
             return found
     raise ValueError(f"Unsupported dtype {dt} for TMA")
