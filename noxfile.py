@@ -53,7 +53,7 @@ nox.options.envdir = str(BUILD / "nox")
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = [
-    "wheel", "sim", "sim_two_devices", "seed", "main_job", "api_compare", "bindings_on_sim",
+    "wheel", "sim", "sim_two_devices", "seed", "main_job", "api_compare", "bindings_on_sim", "system_nvml",
     "upstream_tests", "regression_upstream", "upstream_patch",
     "cpp(default)", "cpp(thread-safety)", "cpp(tsan)", "cpp(asan-ubsan)",
     "bench", "mixed_install(upstream_then_ours)", "mixed_install(uninstall_upstream)", "docs",
@@ -457,6 +457,16 @@ def bindings_on_sim(session):
     return out.strip().splitlines()[-1][:200]
 
 
+@nox.session(requires=["wheel"], tags=["python"])
+@step
+def system_nvml(session):
+    """cuda.core.system and cuda.core.checkpoint with cuda-bindings installed (the `sim` session has none):
+    the NVML-backed names and views, on the simulator."""
+    install_ours(session, BINDINGS_SPEC, "cuda-pathfinder")
+    env = {"CUDA_CORE_DRIVER_LIBRARY": build_simulator(session)}
+    return run_pytest(session, "-q", "-rfEs", "tests/test_system_nvml.py", "tests/test_checkpoint.py", env=env)
+
+
 def run_upstream_tests(session, python: str, env: dict, log=None, timeout=None):
     """Upstream's own memory_ipc tests, unchanged, from .upstream_tests/ (never in the repository), against the
     cuda.core that `python` imports. Returns (exit status, summary line)."""
@@ -582,7 +592,7 @@ def upstream_patch(session):
 @step
 def docs(session):
     """The API reference (docs/, Sphinx autodoc from the installed package's docstrings), warnings as errors."""
-    install_ours(session, "sphinx>=7")
+    install_ours(session, "sphinx>=7", BINDINGS_SPEC, "cuda-pathfinder")   # cuda.core.system's NVML part imports it
     shutil.rmtree(BUILD / "docs", ignore_errors=True)
     session.run("python", "-m", "sphinx", "-W", "--keep-going", "-q", "-b", "html", "-d", str(BUILD / "docs" / "doctrees"),
                 "docs", str(BUILD / "docs" / "html"))
@@ -695,6 +705,32 @@ def gpu_upstream(session):
     return f"cuda-core {version}"
 
 
+def build_and_install_ours_on_gpu(session, timeout: int, log: Path) -> tuple[str | None, str]:
+    """Builds our wheel with the machine's own toolchain (--no-build-isolation: the image's setuptools, Cython and
+    toolkit cuda.h) and installs it into the session's venv, with pytest-timeout where it was carried.
+    Returns (the wheel's file name, "") or (None, why it failed); the build output goes to log."""
+    if gpu_install_args():  # the GPU image has everything else; pytest-timeout when it was carried
+        extra = ["pytest-timeout"] if list((ROOT / ".whl").glob("pytest_timeout-*.whl")) else []
+    else:  # a trial on a machine with network: what the GPU image has preinstalled
+        extra = [*TEST_DEPS, "Cython>=3.0", "setuptools>=64", "wheel"]
+        session.install(*extra)
+    wheel_dir = BUILD / "gpu" / "wheel"
+    shutil.rmtree(wheel_dir, ignore_errors=True)
+    fresh_setuptools_build()
+    rc, out = capture(session, "python", "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-index", "--no-deps",
+                      "-w", str(wheel_dir), str(ROOT), env={"CUDA_CORE_BUILD_JOBS": str(os.cpu_count() or 2)},
+                      timeout=timeout)
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(out)
+    built = sorted(wheel_dir.glob("cuda_core_ipcsafe-*.whl"))
+    if rc != 0 or not built:
+        return None, f"pip wheel --no-build-isolation failed (exit status {rc})"
+    session.install(*gpu_install_args(), "--no-deps", "--force-reinstall", str(built[0]))
+    if extra:
+        session.install(*gpu_install_args(), "--no-deps", *extra)
+    return built[0].name, ""
+
+
 class Budget:
     """Seconds left of the gpu session's budget (counted from nox's start), less a reserve for the summary."""
 
@@ -764,27 +800,12 @@ def gpu(session):
     lines.append(header)
 
     # ---- build ours here (the image's Python, setuptools, Cython, toolkit), install it into this venv
-    if gpu_install_args():  # the GPU image has everything else; pytest-timeout when it was carried
-        extra = ["pytest-timeout"] if list((ROOT / ".whl").glob("pytest_timeout-*.whl")) else []
-    else:  # a trial on a machine with network: what the GPU image has preinstalled
-        extra = [*TEST_DEPS, "Cython>=3.0", "setuptools>=64", "wheel"]
-        session.install(*extra)
     t0 = time.monotonic()
-    wheel_dir = BUILD / "gpu" / "wheel"
-    shutil.rmtree(wheel_dir, ignore_errors=True)
-    fresh_setuptools_build()
-    rc, out = capture(session, "python", "-m", "pip", "wheel", "-q", "--no-build-isolation", "--no-index", "--no-deps",
-                      "-w", str(wheel_dir), str(ROOT), env={"CUDA_CORE_BUILD_JOBS": str(os.cpu_count() or 2)},
-                      timeout=budget.cap(300))
-    (logs / "build.log").write_text(out)
-    built = sorted(wheel_dir.glob("cuda_core_ipcsafe-*.whl"))
-    if rc != 0 or not built:
-        note("FAIL", "build", f"pip wheel --no-build-isolation failed (exit status {rc})")
+    built, detail = build_and_install_ours_on_gpu(session, budget.cap(300), logs / "build.log")
+    if built is None:
+        note("FAIL", "build", detail)
     else:
-        session.install(*gpu_install_args(), "--no-deps", "--force-reinstall", str(built[0]))
-        if extra:
-            session.install(*gpu_install_args(), "--no-deps", *extra)
-        note("PASS", "build", f"{built[0].name} ({round(time.monotonic() - t0)} s)")
+        note("PASS", "build", f"{built} ({round(time.monotonic() - t0)} s)")
     ours, theirs = "python", str(venv_python("gpu_upstream"))
     drv = os.environ.get("CUDA_CORE_DRIVER_LIBRARY")
     env_ours = {"CUDA_CORE_UPSTREAM_PYTHON": theirs, "PYTHONUNBUFFERED": "1"}
@@ -866,3 +887,51 @@ def gpu(session):
     if failed:
         fail(session, f"{len(failed)} step(s) failed: {', '.join(failed)}")
     return f"{sum(l.startswith('PASS') for l in lines)} steps passed, {sum(l.startswith('SKIP') for l in lines)} skipped"
+
+
+@nox.session(venv_backend="venv", venv_params=["--system-site-packages"], requires=["gpu_upstream"])
+@step
+def upstream_side_by_side(session):
+    """On a GPU machine (no network): upstream's own test files and examples from .upstream_tests/, unchanged, each
+    run once under NVIDIA's cuda-core 1.2.2 (the gpu_upstream venv) and once under ours (built here, in this venv).
+
+        nox -s upstream_side_by_side [-- SECONDS]   SECONDS: the budget for build and runs together (default 300)
+
+    ci/upstream_side_by_side.py runs them (per-file and per-test caps: upstream's deadlock tests hang on 1.2.2) and
+    writes side_by_side.md (counts per file for both, the node ids upstream passes and ours does not, each example
+    ok/fail under both), side_by_side.json and side_by_side_logs.tgz to $OUT (else build/side-by-side/). Set
+    CUDA_CORE_DRIVER_LIBRARY to the simulator to try the plumbing on a machine without a GPU.
+    """
+    if not (UPSTREAM_TESTS / "cuda_core" / "tests" / "conftest.py").is_file():
+        skip(session, "no .upstream_tests/cuda_core/tests/conftest.py: upstream's files are never in the repository "
+                      "(ci/fetch_upstream_tests.md says which to fetch)")
+    base_site_pth(session)
+    budget = Budget(next((int(a) for a in session.posargs if a.isdigit()), 300), reserve=10)
+    out_dir = Path(os.environ["OUT"]) if os.environ.get("OUT") else BUILD / "side-by-side"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    built, detail = build_and_install_ours_on_gpu(session, budget.cap(240), out_dir / "side_by_side_build.log")
+    if built is None:
+        fail(session, f"build of ours: {detail} (log: {out_dir / 'side_by_side_build.log'})")
+    theirs = venv_python("gpu_upstream")
+    if list((ROOT / ".whl").glob("pytest_timeout-*.whl")):   # per-test caps on upstream's side too
+        _pip_in(theirs, *gpu_install_args(), "--no-deps", "pytest-timeout")
+    ours_env, theirs_env = [], []
+    drv = os.environ.get("CUDA_CORE_DRIVER_LIBRARY")
+    if drv:   # cuda-bindings (both sides) dlopens libcuda.so.1: the simulator, the very file ours loads
+        sim_env = sim_as_libcuda(drv)
+        ours_env = [f"{k}={v}" for k, v in sim_env.items()]
+        theirs_env = [f"LD_LIBRARY_PATH={sim_env['LD_LIBRARY_PATH']}"]
+    left = budget.left()
+    if left < 30:
+        fail(session, f"the budget is spent after the build ({left} s left)")
+    rc, out = capture(session, "python", str(ROOT / "ci" / "upstream_side_by_side.py"),
+                      "--ours-python", str(Path(session.bin) / "python"), "--upstream-python", str(theirs),
+                      "--out", str(out_dir),
+                      "--budget", str(left), *[f"--ours-env={e}" for e in ours_env],
+                      *[f"--upstream-env={e}" for e in theirs_env], cwd=str(ROOT), timeout=left + 60)
+    (out_dir / "side_by_side_console.log").write_text(out)
+    print(out[-12000:])
+    summary = next((line for line in out.splitlines() if line.startswith("| **total** |")), "no total line")
+    if rc not in (0, 1):
+        fail(session, f"ci/upstream_side_by_side.py: exit status {rc}")
+    record(session, "INFO", f"{built}; upstream | ours | lost: {summary}")

@@ -100,11 +100,15 @@ def extensions():
     )
 
 
+# Every package of cuda.core ships its stubs and Cython declarations; the top one also py.typed.
+PACKAGES = find_namespace_packages(where="cuda_core", include=["cuda.core", "cuda.core.*"])
+PACKAGE_DATA = {package: ["*.pyi", "*.pxd"] for package in PACKAGES}
+PACKAGE_DATA["cuda.core"].append("py.typed")
+
 setup(
-    packages=find_namespace_packages(where="cuda_core", include=["cuda.core", "cuda.core.*"]),
+    packages=PACKAGES,
     package_dir={"": "cuda_core"},
-    package_data={"cuda.core": ["*.pyi", "py.typed", "*.pxd"], "cuda.core._memory": ["*.pyi", "*.pxd"],
-                  "cuda.core._utils": ["*.pyi", "*.pxd"], "cuda.core.utils": ["*.pyi"]},
+    package_data=PACKAGE_DATA,
     include_package_data=False,  # only package_data: keeps Cython's generated .cpp files out
     ext_modules=extensions(),
     cmdclass={"build_ext": ParallelBuildExt},

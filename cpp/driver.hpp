@@ -114,24 +114,42 @@ namespace cuda_core {
 // one is still accepted, and the missing slot returns CUDA_ERROR_NOT_SUPPORTED,
 // so the one feature that needs it raises a clear CUDAError. Append new ones
 // at the end.
-#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X) \
-    X(cuMemAdvise)                             \
-    X(cuMemPrefetchAsync)                      \
-    X(cuMemRangeGetAttribute)                  \
-    X(cuMemPrefetchBatchAsync)                 \
-    X(cuMemDiscardBatchAsync)                  \
-    X(cuMemDiscardAndPrefetchBatchAsync)       \
-    X(cuMemcpyBatchAsync)                      \
-    X(cuStreamIsCapturing)                     \
-    X(cuTensorMapEncodeTiled)                  \
-    X(cuTensorMapEncodeIm2col)                 \
-    X(cuTensorMapEncodeIm2colWide)             \
-    X(cuTensorMapReplaceAddress)               \
-    X(cuGraphicsGLRegisterBuffer)              \
-    X(cuGraphicsGLRegisterImage)               \
-    X(cuGraphicsUnregisterResource)            \
-    X(cuGraphicsMapResources)                  \
-    X(cuGraphicsUnmapResources)                \
+#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X)        \
+    X(cuCheckpointProcessGetState)                \
+    X(cuCheckpointProcessGetRestoreThreadId)      \
+    X(cuCheckpointProcessLock)                    \
+    X(cuCheckpointProcessCheckpoint)              \
+    X(cuCheckpointProcessRestore)                 \
+    X(cuCheckpointProcessUnlock)                  \
+    X(cuArray3DCreate)                            \
+    X(cuArrayDestroy)                             \
+    X(cuArray3DGetDescriptor)                     \
+    X(cuMipmappedArrayCreate)                     \
+    X(cuMipmappedArrayDestroy)                    \
+    X(cuMipmappedArrayGetLevel)                   \
+    X(cuTexObjectCreate)                          \
+    X(cuTexObjectDestroy)                         \
+    X(cuTexObjectGetResourceDesc)                 \
+    X(cuSurfObjectCreate)                         \
+    X(cuSurfObjectDestroy)                        \
+    X(cuMemcpy3DAsync)                            \
+    X(cuMemAdvise)                                \
+    X(cuMemPrefetchAsync)                         \
+    X(cuMemRangeGetAttribute)                     \
+    X(cuMemPrefetchBatchAsync)                    \
+    X(cuMemDiscardBatchAsync)                     \
+    X(cuMemDiscardAndPrefetchBatchAsync)          \
+    X(cuMemcpyBatchAsync)                         \
+    X(cuStreamIsCapturing)                        \
+    X(cuTensorMapEncodeTiled)                     \
+    X(cuTensorMapEncodeIm2col)                    \
+    X(cuTensorMapEncodeIm2colWide)                \
+    X(cuTensorMapReplaceAddress)                  \
+    X(cuGraphicsGLRegisterBuffer)                 \
+    X(cuGraphicsGLRegisterImage)                  \
+    X(cuGraphicsUnregisterResource)               \
+    X(cuGraphicsMapResources)                     \
+    X(cuGraphicsUnmapResources)                   \
     X(cuGraphicsResourceGetMappedPointer)
 
 // Both lists, for code that treats every slot alike.

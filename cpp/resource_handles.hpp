@@ -12,6 +12,7 @@
 //   vmm.hpp             virtual memory management mappings and their IPC over POSIX fds
 //   module.hpp          loaded code (CUlibrary), kernels, launches
 //   nvrtc.hpp           NVRTC loaded at first use, the program handle
+//   texture.hpp         CUDA arrays, mipmapped arrays, texture and surface objects, 3D copies
 //   graphics.hpp        OpenGL resources registered with CUDA
 //
 // Internal to cpp/ (not included here): make_handle.hpp (how factories build
@@ -31,5 +32,6 @@
 #include "memory.hpp"
 #include "module.hpp"
 #include "nvrtc.hpp"
+#include "texture.hpp"
 #include "thread_safety.hpp"
 #include "vmm.hpp"

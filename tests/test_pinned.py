@@ -1,4 +1,5 @@
-"""PinnedMemoryResource: host-NUMA pools, host- and device-accessible, device_id == -1."""
+"""PinnedMemoryResource: the host's current pinned pool or an owned host / host-NUMA pool, host- and
+device-accessible, device_id == -1."""
 import numpy as np
 import pytest
 
@@ -9,9 +10,10 @@ def test_pinned_basics_and_numpy_sees_the_bytes(device, stream):
     from cuda.core import PinnedMemoryResource
 
     require_pools(device)
-    mr = PinnedMemoryResource()
+    mr = PinnedMemoryResource()               # as upstream 1.2.2: the host's current pinned pool, not owned
     assert mr.device_id == -1 and mr.is_host_accessible and mr.is_device_accessible and not mr.is_managed
-    assert not mr.is_ipc_enabled and not mr.is_mapped and mr.is_handle_owned and mr.uuid is None
+    assert not mr.is_ipc_enabled and not mr.is_mapped and not mr.is_handle_owned and mr.uuid is None
+    assert mr.numa_id == -1
     b = mr.allocate(4096, stream=stream)
     assert b.device_id == -1 and b.is_host_accessible and b.is_device_accessible and b.memory_resource is mr
     b.fill(0x42, stream=stream)
@@ -29,6 +31,32 @@ def test_pinned_basics_and_numpy_sees_the_bytes(device, stream):
     mr.close()
 
 
+def test_pinned_placement_follows_upstream(device, stream):
+    """Upstream 1.2.2: options without numa_id and without IPC place the pool by the OS (location
+    HOST, numa_id -1); an explicit numa_id, or IPC without one, place it on a host NUMA node."""
+    from cuda.core import PinnedMemoryResource, PinnedMemoryResourceOptions
+
+    require_pools(device)
+    first, second = PinnedMemoryResource(), PinnedMemoryResource()
+    assert int(first.handle) == int(second.handle)          # the same current pool, borrowed twice
+    owned = PinnedMemoryResource(PinnedMemoryResourceOptions())
+    assert owned.is_handle_owned and owned.numa_id == -1 and int(owned.handle) != int(first.handle)
+    b = owned.allocate(4096, stream=stream)
+    b.fill(7, stream=stream)
+    assert host_bytes(b, stream) == b"\x07" * 4096
+    b.close(stream)
+    owned.close()
+    first.close()                                            # a borrowed pool: the other wrapper still allocates
+    second.allocate(64, stream=stream).close(stream)
+    if device.properties.host_numa_memory_pools_supported:
+        numa = max(device.properties.host_numa_id, 0)
+        placed = PinnedMemoryResource(PinnedMemoryResourceOptions(numa_id=numa))
+        assert placed.numa_id == numa and placed.is_handle_owned
+        placed.allocate(64, stream=stream).close(stream)
+        placed.close()
+    stream.sync()
+
+
 def test_pinned_options(device, stream):
     from cuda.core import PinnedMemoryResource, PinnedMemoryResourceOptions
 
@@ -37,7 +65,7 @@ def test_pinned_options(device, stream):
     for opts in (PinnedMemoryResourceOptions(ipc_enabled=True, max_size=4 << 20, numa_id=numa),
                  {"ipc_enabled": True, "max_size": 4 << 20}):
         mr = PinnedMemoryResource(opts)
-        assert mr.is_ipc_enabled and mr.uuid is not None
+        assert mr.is_ipc_enabled and mr.uuid is not None and mr.numa_id == numa
         h = mr.allocation_handle
         assert int(h) >= 0 and h.uuid == mr.uuid and mr.allocation_handle is h
         b = mr.allocate(1024, stream=stream)

@@ -263,3 +263,20 @@ def test_hostile_numbers_are_clear_exceptions(dmr, stream):
         TensorMapDescriptor._from_im2col(DeviceArray(buf, (1, 4, 16)), (0,), (1,), -3, 4)
     with pytest.raises(ValueError, match=r"box_dim\[0\] must be in \[1, 256\]"):
         TensorMapDescriptor._from_tiled(buf, box_dim=(-5,), data_type=f32)
+
+
+def test_strided_memory_view_as_tensor_map(dmr, stream):
+    """The public path: StridedMemoryView.as_tensor_map (individual arguments or options)."""
+    from cuda.core import TensorMapDescriptor, TensorMapDescriptorOptions
+    from cuda.core.utils import StridedMemoryView
+
+    t = tm()
+    buf = dmr.allocate(64 * 64 * 4, stream=stream)
+    view = StridedMemoryView.from_cuda_array_interface(DeviceArray(buf, (64, 64)), -1)
+    desc = view.as_tensor_map((32, 32), swizzle=t.TensorMapSwizzle.SWIZZLE_128B)
+    assert isinstance(desc, TensorMapDescriptor)
+    assert repr(desc) == "TensorMapDescriptor(tiled, rank=2, dtype=FLOAT32, swizzle=SWIZZLE_128B)"
+    via_options = view.as_tensor_map(options=TensorMapDescriptorOptions(box_dim=(16, 16)))
+    assert "rank=2" in repr(via_options)
+    with pytest.raises(TypeError, match="not both"):
+        view.as_tensor_map((16, 16), options={"box_dim": (16, 16)})

@@ -94,8 +94,8 @@ CUresult default_managed_pool(const CUmemLocation& loc, CUmemoryPool* out) {
 // --- current pool of a location (CUDA 13) ------------------------------------
 // cuda.h: DEVICE, HOST or HOST_NUMA locations, PINNED or MANAGED; MANAGED also
 // NONE. Pools are never set current here (no cuMemSetMemPool), so the current
-// pool is the default one. The simulator has no default pinned host pool:
-// PINNED with a host location answers CUDA_ERROR_NOT_SUPPORTED.
+// pool is the default one. The host's default pinned pool answers HOST and
+// HOST_NUMA node 0 (the simulated host has one NUMA node).
 SIM_EXPORT CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* location, CUmemAllocationType type) {
     SIM_ENTER(cuMemGetMemPool);
     if (!pool || !location) return CUDA_ERROR_INVALID_VALUE;
@@ -111,8 +111,16 @@ SIM_EXPORT CUresult CUDAAPI cuMemGetMemPool(CUmemoryPool* pool, CUmemLocation* l
             if (rc == CUDA_SUCCESS) *pool = pool_handle(p);
             return rc;
         }
-        case CU_MEM_LOCATION_TYPE_HOST:
-        case CU_MEM_LOCATION_TYPE_HOST_NUMA: return CUDA_ERROR_NOT_SUPPORTED;
+        case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+            if (location->id != 0) return CUDA_ERROR_INVALID_VALUE;
+            [[fallthrough]];
+        case CU_MEM_LOCATION_TYPE_HOST: {
+            Excl lk(S().mu);
+            Pool* p = nullptr;
+            CUresult rc = default_pinned_host_pool(&p);
+            if (rc == CUDA_SUCCESS) *pool = pool_handle(p);
+            return rc;
+        }
         default: return CUDA_ERROR_INVALID_VALUE;
     }
 }

@@ -139,4 +139,23 @@ CUresult default_pool(int dev, Pool** out) {  // exclusive lock
     return CUDA_SUCCESS;
 }
 
+// The host's default pinned pool (CUDA 13: cuMemGetMemPool with a HOST or
+// HOST_NUMA location and CU_MEM_ALLOCATION_TYPE_PINNED): made on first use,
+// readable and writable by every device, never destroyed. Exclusive lock.
+CUresult default_pinned_host_pool(Pool** out) {
+    State& s = S();
+    if (s.default_pinned_host_pool) {
+        *out = pool_by_id(s.default_pinned_host_pool);
+        return CUDA_SUCCESS;
+    }
+    CUresult rc;
+    Pool* p = create_pool(false, true, CU_MEM_LOCATION_TYPE_HOST, 0, g_knobs.default_pool_bytes, &rc);
+    if (!p) return rc;
+    p->is_default = true;
+    for (auto& a : p->access) a = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+    s.default_pinned_host_pool = p->id;
+    *out = p;
+    return CUDA_SUCCESS;
+}
+
 }  // namespace cuda_sim

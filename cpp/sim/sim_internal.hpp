@@ -75,10 +75,7 @@ namespace cuda_sim {
 // cuda-bindings) needs on its memory + IPC path, so that the regression
 // scenarios run on upstream's release too. Exported and counted like the rest.
 #define CUDA_SIM_EXTRA_FUNCTIONS(X) \
-    X(cuStreamIsCapturing)          \
-    CUDA_SIM_MANAGED_OPS_FUNCTIONS(X) \
-    CUDA_SIM_TENSOR_MAP_FUNCTIONS(X)  \
-    CUDA_SIM_GRAPHICS_FUNCTIONS(X)
+    X(cuStreamIsCapturing)
 
 // OpenGL interop (api_graphics.cpp).
 #define CUDA_SIM_GRAPHICS_FUNCTIONS(X)    \
@@ -107,8 +104,35 @@ namespace cuda_sim {
     X(cuMemDiscardAndPrefetchBatchAsync)  \
     X(cuMemcpyBatchAsync)
 
-// Every entry point the simulator exports: the core's table, then the extras.
-#define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_DRIVER_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
+// The optional entry points of the core's table (CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS)
+// that the simulator models; an optional one not listed here is absent, as from
+// an older driver, and the core's slot for it returns CUDA_ERROR_NOT_SUPPORTED.
+#define CUDA_SIM_OPTIONAL_FUNCTIONS(X)          \
+    X(cuCheckpointProcessGetState)              \
+    X(cuCheckpointProcessGetRestoreThreadId)    \
+    X(cuCheckpointProcessLock)                  \
+    X(cuCheckpointProcessCheckpoint)            \
+    X(cuCheckpointProcessRestore)               \
+    X(cuCheckpointProcessUnlock)                \
+    X(cuArray3DCreate)                          \
+    X(cuArrayDestroy)                           \
+    X(cuArray3DGetDescriptor)                   \
+    X(cuMipmappedArrayCreate)                   \
+    X(cuMipmappedArrayDestroy)                  \
+    X(cuMipmappedArrayGetLevel)                 \
+    X(cuTexObjectCreate)                        \
+    X(cuTexObjectDestroy)                       \
+    X(cuTexObjectGetResourceDesc)               \
+    X(cuSurfObjectCreate)                       \
+    X(cuSurfObjectDestroy)                      \
+    X(cuMemcpy3DAsync)                          \
+    CUDA_SIM_MANAGED_OPS_FUNCTIONS(X)           \
+    CUDA_SIM_TENSOR_MAP_FUNCTIONS(X)            \
+    CUDA_SIM_GRAPHICS_FUNCTIONS(X)
+
+// Every entry point the simulator exports: the core's table, the modelled
+// optional ones, then the extras.
+#define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_DRIVER_FUNCTIONS(X) CUDA_SIM_OPTIONAL_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
 
 enum Fn : int {
 #define SIM_FN_ENUM(name) FN_##name,
@@ -368,6 +392,7 @@ struct State {
     std::unordered_map<uint64_t, std::unique_ptr<Pool>> pools;
     uint64_t default_pool[kMaxDevices] = {};
     std::map<std::pair<int, int>, uint64_t> default_managed_pool;  // (location type, id) -> pool id
+    uint64_t default_pinned_host_pool = 0;  // the host's default pinned pool (HOST, or HOST_NUMA node 0)
     std::map<uintptr_t, Region> regions;
     std::map<AliasKey, uintptr_t> aliases;  // live import mappings
     std::deque<std::pair<uintptr_t, size_t>> tombstones;
@@ -471,6 +496,7 @@ void update_reserved(Pool* p);
 // Create an owner pool. Returns nullptr + rc on failure.
 Pool* create_pool(bool ipc, bool host, int loc_type, int loc_id, size_t capacity, CUresult* rc);
 CUresult default_pool(int dev, Pool** out);
+CUresult default_pinned_host_pool(Pool** out);
 
 // ---------------------------------------------------------------------------
 // cuMemAllocManaged blocks (api_managed_alloc.cpp; takes its own leaf lock)

@@ -38,11 +38,12 @@ namespace {
 
 struct Api {
 #define SIMT_MEMBER(name) decltype(&::name) name = nullptr;
-    CUDA_CORE_DRIVER_FUNCTIONS(SIMT_MEMBER)
+    CUDA_CORE_ALL_DRIVER_FUNCTIONS(SIMT_MEMBER)
 #undef SIMT_MEMBER
     int (*cuSimIsSimulator)(void) = nullptr;
     unsigned long long (*cuSimCallCount)(const char*) = nullptr;
     void (*cuSimResetCallCounts)(void) = nullptr;
+    unsigned long long (*cuSimStaleAccessCount)(void) = nullptr;
     CUresult count_before_init = CUDA_SUCCESS;
     CUresult init_rc = CUDA_ERROR_UNKNOWN;
     std::string missing;
@@ -64,10 +65,16 @@ const Api& api() {
     if (!x->name) x->missing += std::string(" ") + SIMT_STR(name);
         CUDA_CORE_DRIVER_FUNCTIONS(SIMT_RESOLVE)
 #undef SIMT_RESOLVE
+        // Optional entry points the simulator does not model stay null (as from an older driver).
+#define SIMT_RESOLVE_OPTIONAL(name) x->name = reinterpret_cast<decltype(&::name)>(dlsym(h, SIMT_STR(name)));
+        CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(SIMT_RESOLVE_OPTIONAL)
+#undef SIMT_RESOLVE_OPTIONAL
         x->cuSimIsSimulator = reinterpret_cast<int (*)(void)>(dlsym(h, "cuSimIsSimulator"));
         x->cuSimCallCount = reinterpret_cast<unsigned long long (*)(const char*)>(dlsym(h, "cuSimCallCount"));
         x->cuSimResetCallCounts = reinterpret_cast<void (*)(void)>(dlsym(h, "cuSimResetCallCounts"));
-        if (!x->cuSimIsSimulator || !x->cuSimCallCount || !x->cuSimResetCallCounts) x->missing += " cuSim*";
+        x->cuSimStaleAccessCount = reinterpret_cast<unsigned long long (*)(void)>(dlsym(h, "cuSimStaleAccessCount"));
+        if (!x->cuSimIsSimulator || !x->cuSimCallCount || !x->cuSimResetCallCounts || !x->cuSimStaleAccessCount)
+            x->missing += " cuSim*";
         if (!x->missing.empty()) return x;
         int n = 0;
         x->count_before_init = x->cuDeviceGetCount(&n);
@@ -941,7 +948,7 @@ TEST_F(SimChild, Fail) {
 }  // namespace
 
 // The library's exported ABI: exactly the driver entry points of
-// CUDA_CORE_DRIVER_FUNCTIONS (macro-expanded names) and the cuSim*
+// CUDA_CORE_DRIVER_FUNCTIONS (macro-expanded names), the optional ones it models, and the cuSim*
 // helpers, nothing else (the sources are split over many files; exports.map
 // and -fvisibility=hidden keep everything else local). Reads the dynamic
 // symbol table with nm (binutils).
@@ -961,6 +968,15 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         "cuMemAllocManaged", SIMT_STR(cuMemFree),
         // CUDA_SIM_EXTRA_FUNCTIONS (sim_internal.hpp): what NVIDIA's cuda-core needs beyond the core's table
         "cuStreamIsCapturing",
+        // CUDA_SIM_OPTIONAL_FUNCTIONS (sim_internal.hpp): the optional entry points it models
+        // (api_checkpoint.cpp, api_textures.cpp, api_managed_ops.cpp, api_tensor_maps.cpp, api_graphics.cpp)
+        SIMT_STR(cuCheckpointProcessGetState), SIMT_STR(cuCheckpointProcessGetRestoreThreadId),
+        SIMT_STR(cuCheckpointProcessLock), SIMT_STR(cuCheckpointProcessCheckpoint),
+        SIMT_STR(cuCheckpointProcessRestore), SIMT_STR(cuCheckpointProcessUnlock), SIMT_STR(cuArray3DCreate),
+        SIMT_STR(cuArrayDestroy), SIMT_STR(cuArray3DGetDescriptor), SIMT_STR(cuMipmappedArrayCreate),
+        SIMT_STR(cuMipmappedArrayDestroy), SIMT_STR(cuMipmappedArrayGetLevel), SIMT_STR(cuTexObjectCreate),
+        SIMT_STR(cuTexObjectDestroy), SIMT_STR(cuTexObjectGetResourceDesc), SIMT_STR(cuSurfObjectCreate),
+        SIMT_STR(cuSurfObjectDestroy), SIMT_STR(cuMemcpy3DAsync),
         // CUDA_SIM_MANAGED_OPS_FUNCTIONS (api_managed_ops.cpp)
         SIMT_STR(cuMemAdvise), SIMT_STR(cuMemPrefetchAsync), SIMT_STR(cuMemRangeGetAttribute),
         SIMT_STR(cuMemPrefetchBatchAsync), SIMT_STR(cuMemDiscardBatchAsync),
@@ -1163,3 +1179,169 @@ TEST(SimProcAddress, ResolvesOwnSymbolsByBaseNameAndVersion) {
     EXPECT_EQ(v2("cuInit", nullptr, 12000, 0, &st), CUDA_ERROR_INVALID_VALUE);
     dlclose(h);
 }
+
+
+namespace {
+
+// Arrays, mipmapped arrays, texture/surface objects and 3D copies (api_textures.cpp):
+// data round-trips, every bad input is a CUresult, and a destroyed array that a
+// live texture reads is counted as a stale access.
+TEST_F(Sim, ArraysTexturesSurfacesAndCopies) {
+    CUDA_ARRAY3D_DESCRIPTOR d{};
+    d.Width = 8;
+    d.Height = 4;
+    d.Format = CU_AD_FORMAT_UNSIGNED_INT32;
+    d.NumChannels = 1;
+    CUarray arr = nullptr;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuArray3DCreate(nullptr, &d));
+    CUDA_ARRAY3D_DESCRIPTOR bad = d;
+    bad.NumChannels = 3;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuArray3DCreate(&arr, &bad));
+    bad = d;
+    bad.Width = 0;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuArray3DCreate(&arr, &bad));
+    bad = d;
+    bad.Width = 1 << 20;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuArray3DCreate(&arr, &bad));
+    bad = d;
+    bad.Flags = CUDA_ARRAY3D_LAYERED;
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuArray3DCreate(&arr, &bad));
+    OK(D.cuArray3DCreate(&arr, &d));
+    CUDA_ARRAY3D_DESCRIPTOR got{};
+    OK(D.cuArray3DGetDescriptor(&got, arr));
+    EXPECT_EQ(8u, got.Width);
+    EXPECT_EQ(4u, got.Height);
+    EXPECT_EQ(0u, got.Depth);
+
+    // host -> array -> host, whole array
+    uint32_t src[32], dst[32] = {};
+    for (int i = 0; i < 32; ++i) src[i] = 1000u + uint32_t(i);
+    CUDA_MEMCPY3D c{};
+    c.srcMemoryType = CU_MEMORYTYPE_HOST;
+    c.srcHost = src;
+    c.srcPitch = 32;
+    c.srcHeight = 4;
+    c.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+    c.dstArray = arr;
+    c.WidthInBytes = 32;
+    c.Height = 4;
+    c.Depth = 1;
+    OK(D.cuMemcpy3DAsync(&c, stream_));
+    CUDA_MEMCPY3D back{};
+    back.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+    back.srcArray = arr;
+    back.dstMemoryType = CU_MEMORYTYPE_HOST;
+    back.dstHost = dst;
+    back.dstPitch = 32;
+    back.dstHeight = 4;
+    back.WidthInBytes = 32;
+    back.Height = 4;
+    back.Depth = 1;
+    OK(D.cuMemcpy3DAsync(&back, stream_));
+    EXPECT_EQ(0, std::memcmp(src, dst, sizeof(src)));
+    // a sub-rectangle at an offset: row 1..2, bytes 8..15
+    uint32_t part[4] = {};
+    CUDA_MEMCPY3D sub = back;
+    sub.srcXInBytes = 8;
+    sub.srcY = 1;
+    sub.dstHost = part;
+    sub.dstPitch = 8;
+    sub.WidthInBytes = 8;
+    sub.Height = 2;
+    OK(D.cuMemcpy3DAsync(&sub, stream_));
+    EXPECT_EQ(1010u, part[0]);
+    EXPECT_EQ(1011u, part[1]);
+    EXPECT_EQ(1018u, part[2]);
+    EXPECT_EQ(1019u, part[3]);
+    // out of the array, too small a pitch, a misaligned x, garbage pointers: refused, nothing written
+    CUDA_MEMCPY3D over = back;
+    over.Height = 5;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpy3DAsync(&over, stream_));
+    over = back;
+    over.dstPitch = 16;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpy3DAsync(&over, stream_));
+    over = back;
+    over.srcXInBytes = 2;
+    over.WidthInBytes = 4;
+    over.Height = 1;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpy3DAsync(&over, stream_));
+    over = back;
+    over.dstHost = reinterpret_cast<void*>(uintptr_t(0x10));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpy3DAsync(&over, stream_));
+    over = back;
+    over.srcArray = reinterpret_cast<CUarray>(uintptr_t(0x1230));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuMemcpy3DAsync(&over, stream_));
+    over = back;
+    over.dstPitch = SIZE_MAX / 2;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemcpy3DAsync(&over, stream_));
+
+    // textures: bad descriptors are refused; a surface needs SURFACE_LDST
+    CUDA_RESOURCE_DESC res{};
+    res.resType = CU_RESOURCE_TYPE_ARRAY;
+    res.res.array.hArray = arr;
+    CUDA_TEXTURE_DESC tex{};
+    CUtexObject t = 0;
+    CUDA_TEXTURE_DESC bad_tex = tex;
+    bad_tex.filterMode = CUfilter_mode(7);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuTexObjectCreate(&t, &res, &bad_tex, nullptr));
+    OK(D.cuTexObjectCreate(&t, &res, &tex, nullptr));
+    CUDA_RESOURCE_DESC read{};
+    OK(D.cuTexObjectGetResourceDesc(&read, t));
+    EXPECT_EQ(arr, read.res.array.hArray);
+    CUsurfObject s = 0;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuSurfObjectCreate(&s, &res));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuSurfObjectDestroy(12345));
+    unsigned long long stale = D.cuSimStaleAccessCount();
+    OK(D.cuArrayDestroy(arr));  // allowed, as on the driver, but the live texture makes it a stale access
+    EXPECT_EQ(stale + 1, D.cuSimStaleAccessCount());
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuArrayDestroy(arr));
+    OK(D.cuTexObjectDestroy(t));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuTexObjectDestroy(t));
+
+    // mipmapped arrays: level shapes, the level count, levels die with the mipmap
+    CUDA_ARRAY3D_DESCRIPTOR md = d;
+    md.Width = 16;
+    md.Height = 16;
+    md.Flags = CUDA_ARRAY3D_SURFACE_LDST;
+    CUmipmappedArray mip = nullptr;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMipmappedArrayCreate(&mip, &md, 6));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMipmappedArrayCreate(&mip, &md, 0));
+    OK(D.cuMipmappedArrayCreate(&mip, &md, 5));
+    CUarray level = nullptr;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMipmappedArrayGetLevel(&level, mip, 5));
+    OK(D.cuMipmappedArrayGetLevel(&level, mip, 2));
+    OK(D.cuArray3DGetDescriptor(&got, level));
+    EXPECT_EQ(4u, got.Width);
+    EXPECT_EQ(4u, got.Height);
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuArrayDestroy(level));  // freed with its mipmap only
+    CUDA_RESOURCE_DESC lres{};
+    lres.resType = CU_RESOURCE_TYPE_ARRAY;
+    lres.res.array.hArray = level;
+    OK(D.cuSurfObjectCreate(&s, &lres));
+    OK(D.cuSurfObjectDestroy(s));
+    OK(D.cuMipmappedArrayDestroy(mip));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuArray3DGetDescriptor(&got, level));
+
+    // linear memory: must be live device memory, aligned, within limits
+    CUmemoryPool pool = make_pool(false);
+    CUdeviceptr p = alloc(pool, 4096);
+    CUDA_RESOURCE_DESC lin{};
+    lin.resType = CU_RESOURCE_TYPE_LINEAR;
+    lin.res.linear.devPtr = p;
+    lin.res.linear.format = CU_AD_FORMAT_FLOAT;
+    lin.res.linear.numChannels = 1;
+    lin.res.linear.sizeInBytes = 4096;
+    OK(D.cuTexObjectCreate(&t, &lin, &tex, nullptr));
+    OK(D.cuTexObjectDestroy(t));
+    lin.res.linear.sizeInBytes = 8192;  // past the allocation
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuTexObjectCreate(&t, &lin, &tex, nullptr));
+    lin.res.linear.sizeInBytes = 4000;
+    lin.res.linear.devPtr = p + 4;  // not 512-byte aligned
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuTexObjectCreate(&t, &lin, &tex, nullptr));
+    lin.res.linear.devPtr = CUdeviceptr(uintptr_t(src));  // host memory
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuTexObjectCreate(&t, &lin, &tex, nullptr));
+    OK(D.cuMemFreeAsync(p, stream_));
+    OK(D.cuMemPoolDestroy(pool));
+}
+
+}  // namespace

@@ -40,8 +40,10 @@ from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, 
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError  # noqa: E402
 
 from cuda.core import system  # noqa: E402  (a module, as upstream's)
-from cuda.core import utils  # noqa: E402  (a module, as upstream's)
+from cuda.core import checkpoint  # noqa: E402,F401  (a module, as upstream's)
 from cuda.core import typing  # noqa: E402,F401  (upstream exposes cuda.core.typing)
+from cuda.core import utils  # noqa: E402,F401  (upstream exposes cuda.core.utils)
+from cuda.core import texture  # noqa: E402,F401  (upstream imports cuda.core.texture)
 
 del check_not_mixed_with_upstream
 

@@ -25,6 +25,7 @@ from cuda.core._program import Program, ProgramOptions
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError
 from cuda.core import typing as typing
+from cuda.core import utils as utils
 
 __version__: str
 __ipcsafe_version__: str

@@ -643,6 +643,20 @@ class Device:
         check(driver().cuDeviceGetPCIBusId_(buf, sizeof(buf), dev))
         return buf.decode()
 
+    def to_system_device(self):
+        """The :class:`cuda.core.system.Device` (NVML) of this device, found by its UUID.
+
+        Needs NVML (cuda-bindings' ``cuda.bindings.nvml`` and the driver's
+        ``libnvidia-ml``): without a compatible cuda-bindings this raises
+        RuntimeError; the NVML lookup's own errors (``cuda.core.system.NvmlError``)
+        pass through.
+        """
+        from cuda.core import system
+        if not system.CUDA_BINDINGS_NVML_IS_COMPATIBLE:
+            raise RuntimeError("Device.to_system_device() requires NVML support: "
+                               + system._system._NVML_UNAVAILABLE_REASON)
+        return system.Device(uuid=f"GPU-{self.uuid}")
+
     @property
     def compute_capability(self):
         """The compute capability, a named tuple ``ComputeCapability(major, minor)``."""
@@ -807,6 +821,139 @@ class Device:
             for IPC together with timing.
         """
         return Event._create(self._id, options)
+
+    # ---- texture family (cuda.core.texture; imported here: those modules import this one)
+
+    def create_opaque_array(self, options):
+        """Create an :obj:`~cuda.core.texture.OpaqueArray` on this device.
+
+        Allocates an opaque, hardware-laid-out CUDA array for texture/surface
+        access (``cuArray3DCreate``), in this device's primary context.
+
+        Parameters
+        ----------
+        options : :obj:`~cuda.core.texture.OpaqueArrayOptions` or dict
+            Allocation options (shape, format, channels, surface flag).
+
+        Returns
+        -------
+        :obj:`~cuda.core.texture.OpaqueArray`
+            Newly created opaque array (destroyed when closed and no texture
+            or surface object uses it).
+
+        Raises
+        ------
+        TypeError
+            If `options` is not an OpaqueArrayOptions or a dict of its fields.
+        CUDAError
+            If the driver refuses (e.g. an extent above the device's texture
+            limits: ``CUDA_ERROR_INVALID_VALUE``).
+
+        .. versionadded:: 1.1.0
+        """
+        from cuda.core.texture._array import _create_opaque_array
+        return _create_opaque_array(options, device_id=self._id)
+
+    def create_mipmapped_array(self, options):
+        """Create a :obj:`~cuda.core.texture.MipmappedArray` on this device.
+
+        Allocates a mipmapped CUDA array for texture/surface access across
+        levels (``cuMipmappedArrayCreate``), in this device's primary context.
+
+        Parameters
+        ----------
+        options : :obj:`~cuda.core.texture.MipmappedArrayOptions` or dict
+            Allocation options (shape, format, channels, levels, surface flag).
+
+        Returns
+        -------
+        :obj:`~cuda.core.texture.MipmappedArray`
+            Newly created mipmapped array.
+
+        Raises
+        ------
+        TypeError
+            If `options` is not a MipmappedArrayOptions or a dict of its fields.
+        CUDAError
+            If the driver refuses (e.g. more levels than the largest extent
+            allows: ``CUDA_ERROR_INVALID_VALUE``).
+
+        .. versionadded:: 1.1.0
+        """
+        from cuda.core.texture._mipmapped_array import _create_mipmapped_array
+        return _create_mipmapped_array(options, device_id=self._id)
+
+    def create_texture_object(self, *, resource, options=None):
+        """Create a :obj:`~cuda.core.texture.TextureObject` on this device.
+
+        Binds a resource (an :obj:`~cuda.core.texture.OpaqueArray` /
+        :obj:`~cuda.core.texture.MipmappedArray` / linear or pitch2d
+        :obj:`~cuda.core.Buffer`, wrapped in a
+        :obj:`~cuda.core.texture.ResourceDescriptor`) as a bindless texture for
+        kernel-side sampled reads (``cuTexObjectCreate``), in this device's
+        primary context. The texture keeps what backs it alive.
+
+        Parameters
+        ----------
+        resource : :obj:`~cuda.core.texture.ResourceDescriptor`
+            The memory backing the texture.
+        options : :obj:`~cuda.core.texture.TextureObjectOptions` or dict, optional
+            Sampling state (address/filter/read modes, normalization, etc.);
+            None: the defaults.
+
+        Returns
+        -------
+        :obj:`~cuda.core.texture.TextureObject`
+            Newly created texture object.
+
+        Raises
+        ------
+        TypeError
+            If `resource` is not a ResourceDescriptor or `options` is not a
+            TextureObjectOptions (or a dict of its fields).
+        ValueError
+            If an option is out of range (address modes, anisotropy, border color).
+        RuntimeError
+            If the backing array or Buffer has been closed.
+
+        .. versionadded:: 1.1.0
+        """
+        from cuda.core.texture._texture import _create_texture_object
+        return _create_texture_object(resource, options, device_id=self._id)
+
+    def create_surface_object(self, *, resource):
+        """Create a :obj:`~cuda.core.texture.SurfaceObject` on this device.
+
+        Binds an :obj:`~cuda.core.texture.OpaqueArray` (via a
+        :obj:`~cuda.core.texture.ResourceDescriptor`) as a bindless surface for
+        kernel-side typed load/store (``cuSurfObjectCreate``), in this device's
+        primary context. The backing array must have been created with
+        ``is_surface_load_store=True``; the surface keeps it alive.
+
+        Parameters
+        ----------
+        resource : :obj:`~cuda.core.texture.ResourceDescriptor`
+            Must wrap an :obj:`~cuda.core.texture.OpaqueArray` allocated with
+            ``is_surface_load_store=True``.
+
+        Returns
+        -------
+        :obj:`~cuda.core.texture.SurfaceObject`
+            Newly created surface object.
+
+        Raises
+        ------
+        TypeError
+            If `resource` is not a ResourceDescriptor.
+        ValueError
+            If it is not array-backed or the array lacks ``is_surface_load_store``.
+        RuntimeError
+            If the array has been closed.
+
+        .. versionadded:: 1.1.0
+        """
+        from cuda.core.texture._surface import _create_surface_object
+        return _create_surface_object(resource, device_id=self._id)
 
     def allocate(self, size, *, stream):
         """Allocate `size` bytes from :attr:`memory_resource`, ordered on `stream`.

@@ -9,3 +9,7 @@ class DLDeviceType(IntEnum):
     kDLCUDA = 2
     kDLCUDAHost = 3
     kDLCUDAManaged = 13
+
+
+def classify_dl_device(buf: object) -> tuple[int, int]: ...
+def make_py_capsule(buf: object, versioned: bool) -> object: ...

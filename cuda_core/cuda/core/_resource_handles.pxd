@@ -97,6 +97,21 @@ cdef extern from "cuda.h" nogil:
         CUmemLocation location
         CUmemAccess_flags flags
 
+    # process checkpointing (optional entry points: cuda.core.checkpoint)
+    ctypedef int CUprocessState
+    ctypedef struct CUcheckpointLockArgs:
+        unsigned int timeoutMs
+    ctypedef struct CUcheckpointCheckpointArgs:
+        pass
+    ctypedef struct CUcheckpointGpuPair:
+        CUuuid oldUuid
+        CUuuid newUuid
+    ctypedef struct CUcheckpointRestoreArgs:
+        CUcheckpointGpuPair* gpuPairs
+        unsigned int gpuPairsCount
+    ctypedef struct CUcheckpointUnlockArgs:
+        pass
+
     # virtual memory management (cpp/vmm.hpp; the rest of its enumerators are above)
     enum:
         CU_MEM_HANDLE_TYPE_WIN32_KMT
@@ -201,6 +216,12 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuMemsetD32Async_)(CUdeviceptr, unsigned int, size_t, CUstream)
         CUresult (*cuMemGetAddressRange_)(CUdeviceptr*, size_t*, CUdeviceptr)
         CUresult (*cuPointerGetAttribute_)(void*, CUpointer_attribute, CUdeviceptr)
+        CUresult (*cuCheckpointProcessGetState_)(int, CUprocessState*)
+        CUresult (*cuCheckpointProcessGetRestoreThreadId_)(int, int*)
+        CUresult (*cuCheckpointProcessLock_)(int, CUcheckpointLockArgs*)
+        CUresult (*cuCheckpointProcessCheckpoint_)(int, CUcheckpointCheckpointArgs*)
+        CUresult (*cuCheckpointProcessRestore_)(int, CUcheckpointRestoreArgs*)
+        CUresult (*cuCheckpointProcessUnlock_)(int, CUcheckpointUnlockArgs*)
         # optional entry points (CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS): CUDA_ERROR_NOT_SUPPORTED when absent
         CUresult (*cuMemAdvise_)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation)
         CUresult (*cuMemPrefetchAsync_)(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream)
@@ -441,6 +462,138 @@ cdef CUresult kernel_attribute(const KernelHandle& kernel, CUfunction_attribute 
                                int* value) noexcept nogil
 cdef CUresult launch_kernel(const KernelHandle& kernel, const StreamHandle& stream, const LaunchDims& dims,
                             void** args) noexcept nogil
+
+
+# ---------------------------------------------------------------- arrays, textures, surfaces (cpp/texture.hpp)
+cdef extern from "cuda.h" nogil:
+    ctypedef void* CUarray
+    ctypedef void* CUmipmappedArray
+    ctypedef unsigned long long CUtexObject
+    ctypedef unsigned long long CUsurfObject
+    ctypedef int CUarray_format
+    ctypedef int CUresourcetype
+    ctypedef int CUaddress_mode
+    ctypedef int CUfilter_mode
+    ctypedef int CUmemorytype
+    enum:
+        CU_RESOURCE_TYPE_ARRAY
+        CU_RESOURCE_TYPE_MIPMAPPED_ARRAY
+        CU_RESOURCE_TYPE_LINEAR
+        CU_RESOURCE_TYPE_PITCH2D
+        CU_MEMORYTYPE_HOST
+        CU_MEMORYTYPE_DEVICE
+        CU_MEMORYTYPE_ARRAY
+        CUDA_ARRAY3D_SURFACE_LDST
+    ctypedef struct CUDA_ARRAY3D_DESCRIPTOR:
+        size_t Width
+        size_t Height
+        size_t Depth
+        CUarray_format Format
+        unsigned int NumChannels
+        unsigned int Flags
+    ctypedef struct CUDA_TEXTURE_DESC:
+        CUaddress_mode addressMode[3]
+        CUfilter_mode filterMode
+        unsigned int flags
+        unsigned int maxAnisotropy
+        CUfilter_mode mipmapFilterMode
+        float mipmapLevelBias
+        float minMipmapLevelClamp
+        float maxMipmapLevelClamp
+        float borderColor[4]
+    # The anonymous members of CUDA_RESOURCE_DESC's union, named for Cython
+    # only (no variable of these types is ever declared).
+    ctypedef struct _ResourceArray "decltype(CUDA_RESOURCE_DESC::res.array)":
+        CUarray hArray
+    ctypedef struct _ResourceMipmap "decltype(CUDA_RESOURCE_DESC::res.mipmap)":
+        CUmipmappedArray hMipmappedArray
+    ctypedef struct _ResourceLinear "decltype(CUDA_RESOURCE_DESC::res.linear)":
+        CUdeviceptr devPtr
+        CUarray_format format
+        unsigned int numChannels
+        size_t sizeInBytes
+    ctypedef struct _ResourcePitch2D "decltype(CUDA_RESOURCE_DESC::res.pitch2D)":
+        CUdeviceptr devPtr
+        CUarray_format format
+        unsigned int numChannels
+        size_t width
+        size_t height
+        size_t pitchInBytes
+    ctypedef union _ResourceUnion "decltype(CUDA_RESOURCE_DESC::res)":
+        _ResourceArray array
+        _ResourceMipmap mipmap
+        _ResourceLinear linear
+        _ResourcePitch2D pitch2D
+    ctypedef struct CUDA_RESOURCE_DESC:
+        CUresourcetype resType
+        _ResourceUnion res
+        unsigned int flags
+    ctypedef struct CUDA_MEMCPY3D:
+        size_t srcXInBytes
+        size_t srcY
+        size_t srcZ
+        size_t srcLOD
+        CUmemorytype srcMemoryType
+        const void* srcHost
+        CUdeviceptr srcDevice
+        CUarray srcArray
+        size_t srcPitch
+        size_t srcHeight
+        size_t dstXInBytes
+        size_t dstY
+        size_t dstZ
+        size_t dstLOD
+        CUmemorytype dstMemoryType
+        void* dstHost
+        CUdeviceptr dstDevice
+        CUarray dstArray
+        size_t dstPitch
+        size_t dstHeight
+        size_t WidthInBytes
+        size_t Height
+        size_t Depth
+
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
+    cppclass MipmappedArrayBox:
+        CUmipmappedArray mipmap
+        shared_ptr[const ContextBox] context
+    ctypedef shared_ptr[const MipmappedArrayBox] MipmappedArrayHandle
+    cppclass OpaqueArrayBox:
+        CUarray array
+        shared_ptr[const ContextBox] context
+        shared_ptr[const MipmappedArrayBox] parent
+        cbool owned
+    ctypedef shared_ptr[const OpaqueArrayBox] OpaqueArrayHandle
+    cppclass TexObjectBox:
+        CUtexObject texture
+        shared_ptr[const ContextBox] context
+    ctypedef shared_ptr[const TexObjectBox] TexObjectHandle
+    cppclass SurfObjectBox:
+        CUsurfObject surface
+        shared_ptr[const ContextBox] context
+    ctypedef shared_ptr[const SurfObjectBox] SurfObjectHandle
+    cppclass TextureBacking:
+        OpaqueArrayHandle array
+        MipmappedArrayHandle mipmap
+        DevicePtrHandle memory
+
+cdef OpaqueArrayHandle create_array_handle(const ContextHandle& context,
+                                           const CUDA_ARRAY3D_DESCRIPTOR& desc) noexcept nogil
+cdef OpaqueArrayHandle borrow_array_handle(CUarray array, const ContextHandle& context, cbool owned) noexcept nogil
+cdef CUresult array_descriptor(const OpaqueArrayHandle& array, CUDA_ARRAY3D_DESCRIPTOR* out) noexcept nogil
+cdef MipmappedArrayHandle create_mipmapped_array_handle(const ContextHandle& context,
+                                                        const CUDA_ARRAY3D_DESCRIPTOR& desc,
+                                                        unsigned int levels) noexcept nogil
+cdef OpaqueArrayHandle mipmapped_array_level(const MipmappedArrayHandle& mipmap, unsigned int level) noexcept nogil
+cdef TexObjectHandle create_tex_object_handle(const ContextHandle& context, const CUDA_RESOURCE_DESC& resource,
+                                              const CUDA_TEXTURE_DESC& texture,
+                                              const TextureBacking& backing) noexcept nogil
+cdef SurfObjectHandle create_surf_object_handle(const ContextHandle& context,
+                                                const OpaqueArrayHandle& array) noexcept nogil
+cdef CUresult tex_object_resource(const TexObjectHandle& texture, CUDA_RESOURCE_DESC* out) noexcept nogil
+# Entered holding the GIL: the C++ side releases it for the driver call.
+cdef CUresult array_copy_3d(const CUDA_MEMCPY3D& params, const StreamHandle& stream,
+                            const ContextHandle& fallback) noexcept nogil
 
 
 # ---------------------------------------------------------------- graphics interop (cpp/graphics.hpp)

@@ -517,6 +517,62 @@ cdef CUresult launch_kernel(const KernelHandle& kernel, const StreamHandle& stre
 cpp_install_python_seam(<void*>CUDAWarning)
 
 
+# ---------------------------------------------------------------- arrays, textures, surfaces (cpp/texture.hpp)
+
+cdef extern from "texture.hpp" nogil:
+    OpaqueArrayHandle cpp_create_array_handle "cuda_core::create_array_handle"(
+        const ContextHandle&, const CUDA_ARRAY3D_DESCRIPTOR&)
+    OpaqueArrayHandle cpp_borrow_array_handle "cuda_core::borrow_array_handle"(CUarray, const ContextHandle&, cbool)
+    CUresult cpp_array_descriptor "cuda_core::array_descriptor"(const OpaqueArrayHandle&, CUDA_ARRAY3D_DESCRIPTOR*)
+    MipmappedArrayHandle cpp_create_mipmapped_array_handle "cuda_core::create_mipmapped_array_handle"(
+        const ContextHandle&, const CUDA_ARRAY3D_DESCRIPTOR&, unsigned int)
+    OpaqueArrayHandle cpp_mipmapped_array_level "cuda_core::mipmapped_array_level"(
+        const MipmappedArrayHandle&, unsigned int)
+    TexObjectHandle cpp_create_tex_object_handle "cuda_core::create_tex_object_handle"(
+        const ContextHandle&, CUDA_RESOURCE_DESC, const CUDA_TEXTURE_DESC&, const TextureBacking&)
+    SurfObjectHandle cpp_create_surf_object_handle "cuda_core::create_surf_object_handle"(
+        const ContextHandle&, const OpaqueArrayHandle&)
+    CUresult cpp_tex_object_resource "cuda_core::tex_object_resource"(const TexObjectHandle&, CUDA_RESOURCE_DESC*)
+    CUresult cpp_array_copy_3d "cuda_core::array_copy_3d"(
+        const CUDA_MEMCPY3D&, const StreamHandle&, const ContextHandle&)
+
+
+cdef OpaqueArrayHandle create_array_handle(const ContextHandle& context,
+                                           const CUDA_ARRAY3D_DESCRIPTOR& desc) noexcept nogil:
+    return cpp_create_array_handle(context, desc)
+
+cdef OpaqueArrayHandle borrow_array_handle(CUarray array, const ContextHandle& context, cbool owned) noexcept nogil:
+    return cpp_borrow_array_handle(array, context, owned)
+
+cdef CUresult array_descriptor(const OpaqueArrayHandle& array, CUDA_ARRAY3D_DESCRIPTOR* out) noexcept nogil:
+    return cpp_array_descriptor(array, out)
+
+cdef MipmappedArrayHandle create_mipmapped_array_handle(const ContextHandle& context,
+                                                        const CUDA_ARRAY3D_DESCRIPTOR& desc,
+                                                        unsigned int levels) noexcept nogil:
+    return cpp_create_mipmapped_array_handle(context, desc, levels)
+
+cdef OpaqueArrayHandle mipmapped_array_level(const MipmappedArrayHandle& mipmap, unsigned int level) noexcept nogil:
+    return cpp_mipmapped_array_level(mipmap, level)
+
+cdef TexObjectHandle create_tex_object_handle(const ContextHandle& context, const CUDA_RESOURCE_DESC& resource,
+                                              const CUDA_TEXTURE_DESC& texture,
+                                              const TextureBacking& backing) noexcept nogil:
+    return cpp_create_tex_object_handle(context, resource, texture, backing)
+
+cdef SurfObjectHandle create_surf_object_handle(const ContextHandle& context,
+                                                const OpaqueArrayHandle& array) noexcept nogil:
+    return cpp_create_surf_object_handle(context, array)
+
+cdef CUresult tex_object_resource(const TexObjectHandle& texture, CUDA_RESOURCE_DESC* out) noexcept nogil:
+    return cpp_tex_object_resource(texture, out)
+
+cdef CUresult array_copy_3d(const CUDA_MEMCPY3D& params, const StreamHandle& stream,
+                            const ContextHandle& fallback) noexcept nogil:
+    # Entered holding the GIL: the C++ side releases it for the driver call.
+    return cpp_array_copy_3d(params, stream, fallback)
+
+
 # ---------------------------------------------------------------- graphics interop (cpp/graphics.hpp)
 
 cdef extern from "graphics.hpp" nogil:

@@ -1,15 +1,16 @@
 # cython: language_level=3
 # distutils: language = c++
 """PinnedMemoryResource(+Options): stream-ordered pinned host memory from a
-host-NUMA pool (upstream module path ``cuda.core._memory._pinned_memory_resource``)."""
+host memory pool (upstream module path ``cuda.core._memory._pinned_memory_resource``)."""
 import multiprocessing.reduction
 from dataclasses import dataclass
 
 from cuda.core._memory._ipc cimport MP_from_allocation_handle, MP_from_registry
 from cuda.core._memory._memory_pool cimport MP_grant_every_device_access, MP_init_create_pool, _MemPool
 from cuda.core._resource_handles cimport (
-    CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST_NUMA, CUmemAllocationType, CUmemLocationType,
-    coerce_options, size_arg,
+    CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_HOST, CU_MEM_LOCATION_TYPE_HOST_NUMA, CUmemAllocationType,
+    CUmemLocation, CUmemLocationType, borrow_location_memory_pool_handle, coerce_options, primary_context,
+    raise_last_error, size_arg,
 )
 
 from cuda.core._device import Device
@@ -34,11 +35,12 @@ class PinnedMemoryResourceOptions:
         ``ValueError`` that is also an :class:`OverflowError`, and a
         non-integer :class:`TypeError`, each naming ``max_size``.
     numa_id : int, optional
-        The host NUMA node the pool's memory lives on; None (the default)
-        is the node closest to the current device
-        (``DeviceProperties.host_numa_id``, or 0 without NUMA). Checked when
-        the options are made: negative is a ValueError, a non-integer a
-        TypeError.
+        The host NUMA node the pool is placed on (location type HOST_NUMA).
+        None (the default): placement by the OS (location type HOST) when
+        IPC is off; for an IPC-enabled pool, the node closest to the current
+        device (``DeviceProperties.host_numa_id``, or 0 without NUMA).
+        Checked when the options are made: negative is a ValueError, a
+        non-integer a TypeError.
     """
     ipc_enabled: bool = False
     max_size: int = 0
@@ -62,22 +64,29 @@ cdef object _numa_id_arg(object numa_id):
 
 
 cdef class PinnedMemoryResource(_MemPool):
-    """Stream-ordered pinned (page-locked) host memory from a host-NUMA memory
-    pool that this resource creates and owns; every device is granted access,
-    so the memory is device- and host-accessible. An IPC-enabled pool is
-    exported (POSIX file descriptors) for other processes to map.
+    """Stream-ordered pinned (page-locked) host memory from a host memory pool,
+    device- and host-accessible, as upstream 1.2.2's.
 
     Parameters
     ----------
     options : PinnedMemoryResourceOptions or dict, optional
-        IPC, maximum size and NUMA node of the pool.
+        None (the default): the driver's current pinned pool for the host
+        (its default one unless another was made current), not owned
+        (``is_handle_owned`` is False: closing the resource leaves the pool
+        alone). Otherwise a new pool that this resource creates and owns, with
+        every device granted access: placed by the OS (location type HOST)
+        when ``numa_id`` is None and IPC is off; on host NUMA node
+        ``numa_id``, or for an IPC-enabled pool without ``numa_id`` on the
+        current device's ``host_numa_id`` (location type HOST_NUMA). An
+        IPC-enabled pool is exported (POSIX file descriptors) for other
+        processes to map.
 
     Raises
     ------
     TypeError, ValueError
         For bad options, naming the field.
     CUDAError
-        If the driver cannot create the pool.
+        If the driver cannot make or find the pool.
     """
 
     def __cinit__(self):
@@ -85,16 +94,26 @@ cdef class PinnedMemoryResource(_MemPool):
         self._numa_id = -1
 
     def __init__(self, options=None):
-        opts = coerce_options(options, PinnedMemoryResourceOptions) or PinnedMemoryResourceOptions()
+        opts = coerce_options(options, PinnedMemoryResourceOptions)
         dev = Device()
-        numa_id = _numa_id_arg(opts.numa_id)   # checked again: the fields may have been reassigned
-        if numa_id is None:
-            numa_id = max(dev.properties.host_numa_id, 0)
-        max_size = size_arg(opts.max_size, "max_size")
         self._dev_id = -1
-        self._numa_id = int(numa_id)
-        MP_init_create_pool(self, dev.device_id, <CUmemLocationType>CU_MEM_LOCATION_TYPE_HOST_NUMA, self._numa_id,
-                            <CUmemAllocationType>CU_MEM_ALLOCATION_TYPE_PINNED, bool(opts.ipc_enabled), max_size)
+        if opts is None:
+            _borrow_current_host_pool(self, dev.device_id)
+            return
+        numa_id = _numa_id_arg(opts.numa_id)   # checked again: the fields may have been reassigned
+        max_size = size_arg(opts.max_size, "max_size")
+        ipc_enabled = bool(opts.ipc_enabled)
+        if numa_id is None and ipc_enabled:
+            numa_id = max(dev.properties.host_numa_id, 0)
+        cdef CUmemLocationType loc_type
+        if numa_id is None:
+            loc_type = CU_MEM_LOCATION_TYPE_HOST
+            self._numa_id = -1
+        else:
+            loc_type = CU_MEM_LOCATION_TYPE_HOST_NUMA
+            self._numa_id = int(numa_id)
+        MP_init_create_pool(self, dev.device_id, loc_type, self._numa_id if numa_id is not None else 0,
+                            <CUmemAllocationType>CU_MEM_ALLOCATION_TYPE_PINNED, ipc_enabled, max_size)
         MP_grant_every_device_access(self._pool)
         if self._ipc:
             # The real driver refuses cuMemPoolExportPointer (INVALID_VALUE) until
@@ -129,7 +148,9 @@ cdef class PinnedMemoryResource(_MemPool):
 
     @property
     def numa_id(self):
-        """The host NUMA node the pool's memory lives on (-1 for an imported pool)."""
+        """The host NUMA node ID used for pool placement, or -1 for OS-managed
+        placement (location type HOST: the current pool, or ``numa_id=None``
+        without IPC) and for an imported pool."""
         return self._numa_id
 
     @property
@@ -145,6 +166,22 @@ cdef class PinnedMemoryResource(_MemPool):
     def __repr__(self):
         return (f"<PinnedMemoryResource ipc={bool(self._ipc)} mapped={bool(self._mapped)}"
                 f"{' closed' if not self._pool else ''}>")
+
+
+# Borrows the driver's current pinned pool of the host (not owned); requires the
+# device's primary context, which the handle keeps alive.
+cdef int _borrow_current_host_pool(PinnedMemoryResource self, int ordinal) except -1:
+    cdef CUmemLocation loc
+    loc.type = CU_MEM_LOCATION_TYPE_HOST
+    loc.id = 0
+    self._pool = borrow_location_memory_pool_handle(primary_context(ordinal), loc,
+                                                    <CUmemAllocationType>CU_MEM_ALLOCATION_TYPE_PINNED)
+    if not self._pool:
+        raise_last_error()
+    self._owned = False
+    self._ipc = False
+    self._numa_id = -1
+    return 0
 
 
 def _reconstruct_pinned_memory_resource(alloc_handle):

@@ -1,35 +1,64 @@
-"""cuda.core.system: process-wide driver facts, a module as upstream 1.2.2's.
+"""cuda.core.system: the system and its devices as NVML and the driver see them, as upstream 1.2.2's.
 
-Upstream's module is NVML-backed (devices, events, driver branch, ...); this
-package is the memory + IPC part of cuda.core and answers from the CUDA driver
-the two questions that part needs: :func:`get_num_devices` and
-:func:`get_user_mode_driver_version`. ``system.num_devices``,
-``system.devices`` and ``system.driver_version`` (this package's earlier
-spelling, an object's properties) still work, read on each access.
+:func:`get_num_devices` and :func:`get_user_mode_driver_version` come from the
+CUDA driver and always work. Everything else is NVML through cuda-bindings'
+``cuda.bindings.nvml``: with a compatible cuda-bindings installed
+(:data:`CUDA_BINDINGS_NVML_IS_COMPATIBLE`), :class:`Device`, the events, the
+topology queries and the NVML exceptions are exported too. Importing this
+module never loads CUDA or NVML.
+
+``system.num_devices``, ``system.devices`` and ``system.driver_version``, this
+package's earlier spelling, still work (read on each access).
 """
+from typing import TYPE_CHECKING
+
+__all__ = [
+    "CUDA_BINDINGS_NVML_IS_COMPATIBLE",
+    "get_driver_branch",
+    "get_kernel_mode_driver_version",
+    "get_num_devices",
+    "get_nvml_version",
+    "get_process_name",
+    "get_user_mode_driver_version",
+]
+
+from cuda.core.system import typing
+from cuda.core.system._system import (
+    CUDA_BINDINGS_NVML_IS_COMPATIBLE,
+    get_driver_branch,
+    get_kernel_mode_driver_version,
+    get_num_devices,
+    get_nvml_version,
+    get_process_name,
+    get_user_mode_driver_version,
+)
+
+if TYPE_CHECKING:
+    from cuda.core.system._device import *  # noqa: F403
+    from cuda.core.system._system_events import *  # noqa: F403
+    from cuda.core.system.exceptions import *  # noqa: F403
+elif CUDA_BINDINGS_NVML_IS_COMPATIBLE:
+    from cuda.core.system import exceptions
+    from cuda.core.system._device import *  # noqa: F403
+    from cuda.core.system._device import __all__ as _device_all
+    from cuda.core.system._system_events import *  # noqa: F403
+    from cuda.core.system._system_events import __all__ as _system_events_all
+    from cuda.core.system.exceptions import *  # noqa: F403
+    from cuda.core.system.exceptions import __all__ as _exceptions_all
+
+    __all__ += _device_all + _system_events_all + _exceptions_all
+
 from cuda.core._device import _System
 
-__all__ = ["get_num_devices", "get_user_mode_driver_version"]
-
-_facts = _System()
-
-
-def get_num_devices():
-    """The number of CUDA devices the driver reports (``cuDeviceGetCount``)."""
-    return _facts.num_devices
-
-
-def get_user_mode_driver_version():
-    """The CUDA (user-mode) driver version as ``(MAJOR, MINOR)``, e.g. ``(13, 0)``."""
-    return _facts.driver_version
+_driver_facts = _System()
 
 
 def __getattr__(name):
     # The earlier spelling (properties of a system object), kept live: PEP 562.
     if name in ("num_devices", "devices", "driver_version"):
-        return getattr(_facts, name)
+        return getattr(_driver_facts, name)
     raise AttributeError(f"module 'cuda.core.system' has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(list(globals()) + ["num_devices", "devices", "driver_version"])
+    return sorted(set(globals()) | {"num_devices", "devices", "driver_version"})
