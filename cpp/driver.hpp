@@ -19,6 +19,23 @@
 
 #include <string>
 
+// CUDA 13.1's structured SM split, declared here when cuda.h is older (13.0) so
+// that the table can name it; the parameter block has 13.1's layout (64 bytes;
+// later headers name one reserved word localityDomainId). Never defined here:
+// the loader resolves it from the driver, which may lack it (optional slot).
+#if CUDA_VERSION < 13010
+typedef struct CU_DEV_SM_RESOURCE_GROUP_PARAMS_st {
+    unsigned int smCount;
+    unsigned int coscheduledSmCount;
+    unsigned int preferredCoscheduledSmCount;
+    unsigned int flags;
+    unsigned int reserved[12];
+} CU_DEV_SM_RESOURCE_GROUP_PARAMS;
+extern "C" CUresult CUDAAPI cuDevSmResourceSplit(CUdevResource* result, unsigned int nbGroups,
+                                                 const CUdevResource* input, CUdevResource* remainder,
+                                                 unsigned int flags, CU_DEV_SM_RESOURCE_GROUP_PARAMS* groupParams);
+#endif
+
 // The two OpenGL entry points of cudaGL.h, declared here so that no OpenGL
 // header is needed to build (GLuint and GLenum are unsigned int in every GL ABI).
 extern "C" {
@@ -107,49 +124,81 @@ namespace cuda_core {
     X(cuMemUnmap)                     \
     X(cuMemSetAccess)                 \
     X(cuMemExportToShareableHandle)   \
-    X(cuMemImportFromShareableHandle)
+    X(cuMemImportFromShareableHandle)   \
+    X(cuStreamBeginCapture)           \
+    X(cuStreamEndCapture)             \
+    X(cuStreamIsCapturing)            \
+    X(cuStreamGetCaptureInfo)         \
+    X(cuStreamUpdateCaptureDependencies) \
+    X(cuThreadExchangeStreamCaptureMode) \
+    X(cuGraphCreate)                  \
+    X(cuGraphDestroy)                 \
+    X(cuGraphAddChildGraphNode)       \
+    X(cuGraphDebugDotPrint)           \
+    X(cuGraphInstantiateWithParams)   \
+    X(cuGraphExecDestroy)             \
+    X(cuGraphUpload)                  \
+    X(cuGraphLaunch)                  \
+    X(cuLaunchHostFunc)               \
+    X(cuMemAllocAsync)                \
+    X(cuDeviceGetGraphMemAttribute)   \
+    X(cuDeviceSetGraphMemAttribute)   \
+    X(cuDeviceGraphMemTrim)           \
+    X(cuGraphGetNodes)                \
+    X(cuGraphGetEdges)                \
+    X(cuGraphNodeGetType)             \
+    X(cuGraphAddEmptyNode)
 
 // Entry points that a supported driver may lack (newer than the oldest driver
 // the package runs on, or absent from the simulated driver): a library without
 // one is still accepted, and the missing slot returns CUDA_ERROR_NOT_SUPPORTED,
 // so the one feature that needs it raises a clear CUDAError. Append new ones
 // at the end.
-#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X)        \
-    X(cuCheckpointProcessGetState)                \
-    X(cuCheckpointProcessGetRestoreThreadId)      \
-    X(cuCheckpointProcessLock)                    \
-    X(cuCheckpointProcessCheckpoint)              \
-    X(cuCheckpointProcessRestore)                 \
-    X(cuCheckpointProcessUnlock)                  \
-    X(cuArray3DCreate)                            \
-    X(cuArrayDestroy)                             \
-    X(cuArray3DGetDescriptor)                     \
-    X(cuMipmappedArrayCreate)                     \
-    X(cuMipmappedArrayDestroy)                    \
-    X(cuMipmappedArrayGetLevel)                   \
-    X(cuTexObjectCreate)                          \
-    X(cuTexObjectDestroy)                         \
-    X(cuTexObjectGetResourceDesc)                 \
-    X(cuSurfObjectCreate)                         \
-    X(cuSurfObjectDestroy)                        \
-    X(cuMemcpy3DAsync)                            \
-    X(cuMemAdvise)                                \
-    X(cuMemPrefetchAsync)                         \
-    X(cuMemRangeGetAttribute)                     \
-    X(cuMemPrefetchBatchAsync)                    \
-    X(cuMemDiscardBatchAsync)                     \
-    X(cuMemDiscardAndPrefetchBatchAsync)          \
-    X(cuMemcpyBatchAsync)                         \
-    X(cuStreamIsCapturing)                        \
-    X(cuTensorMapEncodeTiled)                     \
-    X(cuTensorMapEncodeIm2col)                    \
-    X(cuTensorMapEncodeIm2colWide)                \
-    X(cuTensorMapReplaceAddress)                  \
-    X(cuGraphicsGLRegisterBuffer)                 \
-    X(cuGraphicsGLRegisterImage)                  \
-    X(cuGraphicsUnregisterResource)               \
-    X(cuGraphicsMapResources)                     \
-    X(cuGraphicsUnmapResources)                   \
+#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X)   \
+    X(cuCheckpointProcessGetState)               \
+    X(cuCheckpointProcessGetRestoreThreadId)     \
+    X(cuCheckpointProcessLock)                   \
+    X(cuCheckpointProcessCheckpoint)             \
+    X(cuCheckpointProcessRestore)                \
+    X(cuCheckpointProcessUnlock)                 \
+    X(cuArray3DCreate)                           \
+    X(cuArrayDestroy)                            \
+    X(cuArray3DGetDescriptor)                    \
+    X(cuMipmappedArrayCreate)                    \
+    X(cuMipmappedArrayDestroy)                   \
+    X(cuMipmappedArrayGetLevel)                  \
+    X(cuTexObjectCreate)                         \
+    X(cuTexObjectDestroy)                        \
+    X(cuTexObjectGetResourceDesc)                \
+    X(cuSurfObjectCreate)                        \
+    X(cuSurfObjectDestroy)                       \
+    X(cuMemcpy3DAsync)                           \
+    X(cuDeviceGetDevResource)                    \
+    X(cuDevSmResourceSplitByCount)               \
+    X(cuDevSmResourceSplit)                      \
+    X(cuDevResourceGenerateDesc)                 \
+    X(cuGreenCtxCreate)                          \
+    X(cuGreenCtxDestroy)                         \
+    X(cuCtxFromGreenCtx)                         \
+    X(cuGreenCtxGetDevResource)                  \
+    X(cuCtxGetDevResource)                       \
+    X(cuGreenCtxStreamCreate)                    \
+    X(cuMemAdvise)                               \
+    X(cuMemPrefetchAsync)                        \
+    X(cuMemRangeGetAttribute)                    \
+    X(cuMemPrefetchBatchAsync)                   \
+    X(cuMemDiscardBatchAsync)                    \
+    X(cuMemDiscardAndPrefetchBatchAsync)         \
+    X(cuMemcpyBatchAsync)                        \
+    X(cuTensorMapEncodeTiled)                    \
+    X(cuTensorMapEncodeIm2col)                   \
+    X(cuTensorMapEncodeIm2colWide)               \
+    X(cuTensorMapReplaceAddress)                 \
+    X(cuGraphicsGLRegisterBuffer)                \
+    X(cuGraphicsGLRegisterImage)                 \
+    X(cuGraphicsUnregisterResource)              \
+    X(cuGraphicsMapResources)                    \
+    X(cuGraphicsUnmapResources)                  \
     X(cuGraphicsResourceGetMappedPointer)
 
 // Both lists, for code that treats every slot alike.

@@ -19,6 +19,9 @@ struct ContextBox {
     CUcontext context;
     CUdevice device;
     int device_ordinal;
+    // Set for a green context (green_context.hpp): `context` is its CUcontext
+    // view, and the deleter destroys the green context; null for a primary context.
+    CUgreenCtx green = nullptr;
 };
 using ContextHandle = std::shared_ptr<const ContextBox>;
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "deviceptr_box.hpp"
+#include "graph.hpp"
 #include "gil.hpp"
 #include "make_handle.hpp"
 
@@ -105,6 +106,7 @@ CUresult import_pointer_in_context(const MemoryPoolHandle& pool, const IpcExport
                                    CUdeviceptr* ptr_out) noexcept {
     CUmemPoolPtrExportData data;
     std::memcpy(data.reserved, bytes.data(), bytes.size());
+    RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
     return drv().cuMemPoolImportPointer_(ptr_out, pool->pool, &data);
 }
 

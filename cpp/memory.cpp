@@ -7,6 +7,7 @@
 #include <new>
 
 #include "deviceptr_box.hpp"
+#include "graph.hpp"
 #include "make_handle.hpp"
 
 namespace cuda_core {
@@ -26,7 +27,10 @@ namespace {
 // Deleter of created pools.
 void destroy_pool_box(const MemoryPoolBox* box) noexcept {
     release_box(box, "cuMemPoolDestroy",
-                [](const MemoryPoolBox& b) noexcept { return drv().cuMemPoolDestroy_(b.pool); });
+                [](const MemoryPoolBox& b) noexcept {
+                    RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
+                    return drv().cuMemPoolDestroy_(b.pool);
+                });
 }
 
 // Deleter of imported pools: detached from the GIL (release_box), waits for the
@@ -36,6 +40,7 @@ void destroy_pool_box(const MemoryPoolBox* box) noexcept {
 // (DESIGN.md, driver facts). Requires no lock held.
 void destroy_imported_pool_box(const MemoryPoolBox* box) noexcept {
     release_box(box, "cuCtxSynchronize + cuMemPoolDestroy (imported pool)", [](const MemoryPoolBox& b) noexcept {
+        RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid (sync and destroy)
         CUresult synced = CUDA_SUCCESS;
         if (b.context) {
             ContextScopeGuard scope(b.context);
@@ -76,7 +81,11 @@ MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const C
     auto box = new_box<MemoryPoolBox>();
     if (!box) return fail<MemoryPoolHandle>(CUDA_ERROR_OUT_OF_MEMORY);
     ContextScopeGuard scope(context);
-    CUresult r = drv().cuMemPoolCreate_(&box->pool, &props);
+    CUresult r;
+    {
+        RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
+        r = drv().cuMemPoolCreate_(&box->pool, &props);
+    }
     if (r != CUDA_SUCCESS) return fail<MemoryPoolHandle>(r);
     box->context = context;
     box->owned = true;
@@ -116,6 +125,7 @@ MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) no
     CUresult r;
     {
         GILReleaseGuard gil;
+        RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
         r = drv().cuMemPoolImportFromShareableHandle_(
             &box->pool, reinterpret_cast<void*>(static_cast<std::uintptr_t>(fd)), CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
             0);
@@ -220,6 +230,15 @@ std::size_t deviceptr_size(const DevicePtrHandle& ptr) noexcept {
 bool deviceptr_is_imported(const DevicePtrHandle& ptr) noexcept {
     if (ptr && ptr->kind == DevicePtrKind::vmm_mapping) return detail::vmm_mapping_is_imported(*ptr);
     return ptr && ptr->kind == DevicePtrKind::ipc_import;
+}
+
+// Owns nothing; sets `count` access descriptors of `pool` in relaxed capture mode.
+CUresult memory_pool_set_access(const MemoryPoolHandle& pool, const CUmemAccessDesc* access, std::size_t count) noexcept {
+    CUresult r = ensure_driver_loaded();
+    if (r != CUDA_SUCCESS) return r;
+    if (!pool) return CUDA_ERROR_INVALID_VALUE;
+    RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
+    return drv().cuMemPoolSetAccess_(pool->pool, access, count);
 }
 
 }  // namespace cuda_core

@@ -45,6 +45,11 @@ MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) no
 // Exports `pool` as a new POSIX fd owned by the caller; returns the CUresult.
 CUresult memory_pool_export_fd(const MemoryPoolHandle& pool, int* fd_out) noexcept;
 
+// Sets `count` access descriptors of `pool` (cuMemPoolSetAccess) in relaxed
+// capture mode, so that another thread's GLOBAL capture stays valid. Owns nothing.
+CUresult memory_pool_set_access(const MemoryPoolHandle& pool, const CUmemAccessDesc* access,
+                                std::size_t count) noexcept;
+
 // True when `pool` has at least `size` bytes reserved and unused, so an
 // allocation of `size` need not grow it (a hint: fragmentation may still grow it).
 bool memory_pool_has_free_reserve(const MemoryPoolHandle& pool, std::size_t size) noexcept;

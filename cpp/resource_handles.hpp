@@ -6,10 +6,12 @@
 //   gil.hpp             GILReleaseGuard / GILAcquireGuard over GilOps
 //   error.hpp           thread-local last CUresult, cleanup-failure reporting
 //   handles.hpp         context, stream and event handles; ContextScopeGuard
+//   green_context.hpp   device resources, their splits, green contexts and their streams
 //   ipc_descriptor.hpp  the descriptor wire format: export bytes, versioned checksums
 //   memory.hpp          pools and device-pointer handles (allocations, borrowed memory)
 //   ipc_import.hpp      deviceptr_import_ipc and the IPC import cache (shared with vmm_import_ipc)
 //   vmm.hpp             virtual memory management mappings and their IPC over POSIX fds
+//   graph.hpp           graphs, executable graphs, the relaxed capture-mode scope
 //   module.hpp          loaded code (CUlibrary), kernels, launches
 //   nvrtc.hpp           NVRTC loaded at first use, the program handle
 //   texture.hpp         CUDA arrays, mipmapped arrays, texture and surface objects, 3D copies
@@ -25,6 +27,8 @@
 
 #include "error.hpp"
 #include "gil.hpp"
+#include "green_context.hpp"
+#include "graph.hpp"
 #include "graphics.hpp"
 #include "handles.hpp"
 #include "ipc_descriptor.hpp"

@@ -153,7 +153,7 @@ def test_the_wire_checksum_shares_no_code_with_the_cache_hash():
 def test_family_headers_include_only_what_comes_before_them():
     """Headers show the dependency order: a family header includes only headers of
     families listed before it in resource_handles.hpp (never the umbrella)."""
-    order = ["thread_safety.hpp", "gil.hpp", "driver.hpp", "error.hpp", "handles.hpp", "ipc_descriptor.hpp",
+    order = ["thread_safety.hpp", "gil.hpp", "driver.hpp", "error.hpp", "handles.hpp", "green_context.hpp", "ipc_descriptor.hpp",
              "make_handle.hpp", "memory.hpp", "deviceptr_box.hpp", "ipc_import.hpp",
              "module.hpp", "nvrtc.hpp", "texture.hpp", "graphics.hpp"]
     for i, name in enumerate(order):

@@ -447,3 +447,24 @@ def test_pre_cuda13_driver_paths():
         assert out[key].startswith("NotImplementedError:") and "CUDA 13" in out[key], out[key]
     assert out["numa"].startswith("TypeError: Host(numa_id=...)"), out["numa"]
     assert out["preferred"] == "Host()" and out["preferred_dev"] == 0
+
+
+def test_copy_batch_refuses_graph_builders_and_capturing_streams(device, stream, pinned):
+    """cuMemcpyBatchAsync has no graph node: a GraphBuilder is refused by type (as
+    upstream's), and its capturing stream by the capture check; the builder still
+    ends cleanly."""
+    from cuda.core.utils import copy_batch
+
+    srcs = [pinned.allocate(SIZE, stream=stream) for _ in range(2)]
+    dsts = [pinned.allocate(SIZE, stream=stream) for _ in range(2)]
+    gb = device.create_graph_builder().begin_building()
+    try:
+        with pytest.raises(TypeError, match="Argument 'stream' has incorrect type"):
+            copy_batch(gb, srcs, dsts)
+        with pytest.raises(TypeError, match="cannot be captured into a graph"):
+            copy_batch(gb.stream, srcs, dsts)
+    finally:
+        gb.end_building()
+        gb.close()
+    copy_batch(stream, srcs, dsts)     # the stream itself is fine
+    stream.sync()

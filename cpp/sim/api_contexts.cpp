@@ -25,7 +25,7 @@ SIM_EXPORT CUresult CUDAAPI cuCtxGetCurrent(CUcontext* pctx) {
     SIM_ENTER(cuCtxGetCurrent);
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     int d = current_dev();
-    *pctx = d < 0 ? nullptr : ctx_handle(d);
+    *pctx = d < 0 ? nullptr : ctx_handle_of_id(current_ctx_id());
     return CUDA_SUCCESS;
 }
 
@@ -35,28 +35,28 @@ SIM_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
         if (t_ctx_depth > 0) --t_ctx_depth;
         return CUDA_SUCCESS;
     }
-    int d = ctx_dev(ctx);
-    if (d < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    int id = ctx_id_of(ctx);
+    if (id == 0) return CUDA_ERROR_INVALID_CONTEXT;
     if (t_ctx_depth == 0) t_ctx_depth = 1;
-    t_ctx_stack[t_ctx_depth - 1] = d + 1;
+    t_ctx_stack[t_ctx_depth - 1] = id;
     return CUDA_SUCCESS;
 }
 
 SIM_EXPORT CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {
     SIM_ENTER(cuCtxPushCurrent);
     if (!ctx) return CUDA_ERROR_INVALID_VALUE;
-    int d = ctx_dev(ctx);
-    if (d < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    int id = ctx_id_of(ctx);
+    if (id == 0) return CUDA_ERROR_INVALID_CONTEXT;
     if (t_ctx_depth >= kCtxStackDepth) return CUDA_ERROR_INVALID_VALUE;
-    t_ctx_stack[t_ctx_depth++] = d + 1;
+    t_ctx_stack[t_ctx_depth++] = id;
     return CUDA_SUCCESS;
 }
 
 SIM_EXPORT CUresult CUDAAPI cuCtxPopCurrent(CUcontext* pctx) {
     SIM_ENTER(cuCtxPopCurrent);
     if (t_ctx_depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
-    int d = t_ctx_stack[--t_ctx_depth] - 1;
-    if (pctx) *pctx = ctx_handle(d);
+    int id = t_ctx_stack[--t_ctx_depth];
+    if (pctx) *pctx = ctx_handle_of_id(id);
     return CUDA_SUCCESS;
 }
 
@@ -82,6 +82,7 @@ SIM_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
 SIM_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
     SIM_ENTER(cuCtxSynchronize);
     if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     Excl lk(S().mu);
     forget_synchronized_frees(nullptr);
     return CUDA_SUCCESS;

@@ -14,6 +14,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size
     if ((rc = check_range(uintptr_t(src), ByteCount, &s)) != CUDA_SUCCESS) return rc;
     if ((rc = check_device_access(d, dev)) != CUDA_SUCCESS) return rc;
     if ((rc = check_device_access(s, dev)) != CUDA_SUCCESS) return rc;
+    if (capture_op(hStream, [=](CUstream st) { return cuMemcpyAsync(dst, src, ByteCount, st); }, &rc, CU_GRAPH_NODE_TYPE_MEMCPY)) return rc;
     return do_copy(uintptr_t(dst), d.kind == Resolved::Host, uintptr_t(src), s.kind == Resolved::Host, ByteCount);
 }
 
@@ -27,6 +28,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dstDevice, unsigned char
     Resolved d;
     if ((rc = check_range(uintptr_t(dstDevice), N, &d)) != CUDA_SUCCESS) return rc;
     if ((rc = check_device_access(d, dev)) != CUDA_SUCCESS) return rc;
+    if (capture_op(hStream, [=](CUstream st) { return cuMemsetD8Async(dstDevice, uc, N, st); }, &rc, CU_GRAPH_NODE_TYPE_MEMSET)) return rc;
     return do_fill(uintptr_t(dstDevice), d.kind == Resolved::Host, &uc, 1, N);
 }
 
@@ -41,6 +43,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr dstDevice, unsigned sho
     Resolved d;
     if ((rc = check_range(uintptr_t(dstDevice), N * 2, &d)) != CUDA_SUCCESS) return rc;
     if ((rc = check_device_access(d, dev)) != CUDA_SUCCESS) return rc;
+    if (capture_op(hStream, [=](CUstream st) { return cuMemsetD16Async(dstDevice, us, N, st); }, &rc, CU_GRAPH_NODE_TYPE_MEMSET)) return rc;
     return do_fill(uintptr_t(dstDevice), d.kind == Resolved::Host, &us, 2, N);
 }
 
@@ -55,5 +58,6 @@ SIM_EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dstDevice, unsigned int
     Resolved d;
     if ((rc = check_range(uintptr_t(dstDevice), N * 4, &d)) != CUDA_SUCCESS) return rc;
     if ((rc = check_device_access(d, dev)) != CUDA_SUCCESS) return rc;
+    if (capture_op(hStream, [=](CUstream st) { return cuMemsetD32Async(dstDevice, ui, N, st); }, &rc, CU_GRAPH_NODE_TYPE_MEMSET)) return rc;
     return do_fill(uintptr_t(dstDevice), d.kind == Resolved::Host, &ui, 4, N);
 }

@@ -36,6 +36,7 @@ SIM_EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream) {
     int d;
     CUresult rc = resolve_stream(hStream, &d);
     if (rc != CUDA_SUCCESS) return rc;
+    if (note_event_record(hEvent, hStream)) return CUDA_SUCCESS;  // a capture's fork/join point, not recorded
     e->recorded = true;
     e->when = std::chrono::steady_clock::now();
     return CUDA_SUCCESS;

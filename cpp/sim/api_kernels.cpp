@@ -274,6 +274,24 @@ SIM_EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfun
     if (stand_in->nparams != 0 && kernelParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < stand_in->nparams; ++i)
         if (kernelParams[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    {
+        // Captured: the configuration, attributes and argument values are copied now.
+        CUlaunchConfig cfg = *config;
+        std::vector<CUlaunchAttribute> attrs(config->attrs, config->attrs + config->numAttrs);
+        std::vector<std::vector<unsigned char>> args(stand_in->nparams);
+        for (size_t i = 0; i < stand_in->nparams; ++i) {
+            const unsigned char* a = static_cast<const unsigned char*>(kernelParams[i]);
+            args[i].assign(a, a + stand_in->sizes[i]);
+        }
+        GraphOp op = [cfg, attrs, args, f](CUstream st) mutable {
+            cfg.hStream = st;
+            cfg.attrs = attrs.empty() ? nullptr : attrs.data();
+            std::vector<void*> ptrs;
+            for (auto& a : args) ptrs.push_back(a.data());
+            return cuLaunchKernelEx(&cfg, f, ptrs.empty() ? nullptr : ptrs.data(), nullptr);
+        };
+        if (capture_op(config->hStream, std::move(op), &rc, CU_GRAPH_NODE_TYPE_KERNEL)) return rc;
+    }
     size_t threads = size_t(g[0]) * g[1] * g[2] * b[0] * b[1] * b[2];
     return stand_in->run(kernelParams, dev, threads);
 }

@@ -4,6 +4,7 @@
 // --- memory pools ------------------------------------------------------------
 SIM_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolProps* poolProps) {
     SIM_ENTER(cuMemPoolCreate);
+    if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     if (!pool || !poolProps) return CUDA_ERROR_INVALID_VALUE;
     const CUmemPoolProps& pr = *poolProps;
     const int alloc_type = raw(pr.allocType);
@@ -49,6 +50,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool* pool, const CUmemPoolP
 
 SIM_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool) {
     SIM_ENTER(cuMemPoolDestroy);
+    if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     if (!pool) return CUDA_ERROR_INVALID_VALUE;
     Excl lk(S().mu);
     Pool* p = find_pool(pool);
@@ -134,6 +136,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_a
 
 SIM_EXPORT CUresult CUDAAPI cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc* map, size_t count) {
     SIM_ENTER(cuMemPoolSetAccess);
+    if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     if (!pool || (!map && count)) return CUDA_ERROR_INVALID_VALUE;
     Excl lk(S().mu);
     Pool* p = find_pool(pool);
@@ -189,6 +192,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool* poo
                                                               CUmemAllocationHandleType handleType,
                                                               unsigned long long flags) {
     SIM_ENTER(cuMemPoolImportFromShareableHandle);
+    if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     if (!pool_out || flags != 0) return CUDA_ERROR_INVALID_VALUE;
     if (raw(handleType) != int(CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)) return CUDA_ERROR_INVALID_VALUE;
     intptr_t raw = reinterpret_cast<intptr_t>(handle);
@@ -268,6 +272,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolExportPointer(CUmemPoolPtrExportData* share
 SIM_EXPORT CUresult CUDAAPI cuMemPoolImportPointer(CUdeviceptr* ptr_out, CUmemoryPool pool,
                                                   CUmemPoolPtrExportData* shareData) {
     SIM_ENTER(cuMemPoolImportPointer);
+    if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     if (!ptr_out || !pool || !shareData) return CUDA_ERROR_INVALID_VALUE;
     PtrExport x;
     std::memcpy(&x, shareData->reserved, sizeof(x));

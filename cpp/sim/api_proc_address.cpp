@@ -108,7 +108,8 @@ const VersionedName kVersionedNames[] = {
 };
 
 // The version cuDriverGetVersion reports; a request above it is invalid.
-constexpr int kDriverVersion = 13000;
+// (CUDA_SIM_DRIVER_VERSION, default 13000).
+inline int driver_version() { return g_knobs.driver_version; }
 
 // Owns nothing (the handle of an already-loaded library is never closed);
 // returns this library's dlopen handle and load base, found once.
@@ -197,7 +198,7 @@ SIM_EXPORT CUresult CUDAAPI cuGetProcAddress(const char* symbol, void** pfn, int
     if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
     if (flags & ~cuuint64_t(CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
         return CUDA_ERROR_INVALID_VALUE;
-    if (cudaVersion > cuda_sim::kDriverVersion) return CUDA_ERROR_INVALID_VALUE;
+    if (cudaVersion > cuda_sim::driver_version()) return CUDA_ERROR_INVALID_VALUE;
     return cuda_sim::lookup(symbol, pfn, cudaVersion, nullptr);
 }
 
@@ -209,6 +210,6 @@ SIM_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, 
     if (!symbol || !pfn) return CUDA_ERROR_INVALID_VALUE;
     if (flags & ~cuuint64_t(CU_GET_PROC_ADDRESS_LEGACY_STREAM | CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM))
         return CUDA_ERROR_INVALID_VALUE;
-    if (cudaVersion > cuda_sim::kDriverVersion) return CUDA_ERROR_INVALID_VALUE;
+    if (cudaVersion > cuda_sim::driver_version()) return CUDA_ERROR_INVALID_VALUE;
     return cuda_sim::lookup(symbol, pfn, cudaVersion, symbolStatus);
 }

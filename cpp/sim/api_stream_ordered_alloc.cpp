@@ -2,17 +2,11 @@
 #include "sim_internal.hpp"
 
 // --- stream-ordered allocation (executed immediately) --------------------------
-SIM_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
-                                                   CUstream hStream) {
-    SIM_ENTER(cuMemAllocFromPoolAsync);
-    if (!dptr || !pool || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-    Excl lk(S().mu);
-    int dev;
-    CUresult rc = resolve_stream(hStream, &dev);
-    if (rc != CUDA_SUCCESS) return rc;
-    Pool* p = find_pool(pool);
-    if (!p) return CUDA_ERROR_INVALID_HANDLE;
-    if (p->imported) return CUDA_ERROR_INVALID_VALUE;  // imported pools cannot allocate
+namespace cuda_sim {
+
+// Takes `bytesize` bytes of pool `p` for a stream of device `dev`; *dptr = the
+// allocation. Requires the exclusive lock; validated arguments.
+CUresult pool_alloc_locked(Pool* p, size_t bytesize, int dev, CUdeviceptr* dptr) {
     if (bytesize > p->capacity) return CUDA_ERROR_OUT_OF_MEMORY;
     size_t span = round_up(bytesize, p->align);
     auto fb = p->free_blocks.begin();
@@ -47,13 +41,11 @@ SIM_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t by
     return CUDA_SUCCESS;
 }
 
-SIM_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
-    SIM_ENTER(cuMemFreeAsync);
-    Excl lk(S().mu);
+
+// Frees the pool allocation or import mapping at `dptr` (ordered on hStream).
+// Requires the exclusive lock; hStream was resolved.
+CUresult pool_free_locked(CUdeviceptr dptr, CUstream hStream) {
     State& s = S();
-    int dev;
-    CUresult rc = resolve_stream(hStream, &dev);
-    if (rc != CUDA_SUCCESS) return rc;
     auto it = region_at(uintptr_t(dptr));
     if (it == s.regions.end()) return CUDA_ERROR_INVALID_VALUE;
     if (it->second.kind == RegionKind::Tombstone) return note_stale_access(uintptr_t(dptr)), CUDA_ERROR_INVALID_VALUE;
@@ -103,4 +95,35 @@ SIM_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
     maybe_release_pool(p);
     note_free_stream(hStream);
     return CUDA_SUCCESS;
+}
+
+}  // namespace cuda_sim
+
+SIM_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t bytesize, CUmemoryPool pool,
+                                                   CUstream hStream) {
+    SIM_ENTER(cuMemAllocFromPoolAsync);
+    if (!dptr || !pool || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    Excl lk(S().mu);
+    int dev;
+    CUresult rc = resolve_stream(hStream, &dev);
+    if (rc != CUDA_SUCCESS) return rc;
+    Pool* p = find_pool(pool);
+    if (!p) return CUDA_ERROR_INVALID_HANDLE;
+    if (p->imported) return CUDA_ERROR_INVALID_VALUE;  // imported pools cannot allocate
+    if (stream_is_capturing(hStream)) return CUDA_ERROR_NOT_SUPPORTED;  // not modelled: allocation nodes from a pool
+    return pool_alloc_locked(p, bytesize, dev, dptr);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
+    SIM_ENTER(cuMemFreeAsync);
+    Excl lk(S().mu);
+    int dev;
+    CUresult rc = resolve_stream(hStream, &dev);
+    if (rc != CUDA_SUCCESS) return rc;
+    bool handled = false;
+    rc = capture_free(hStream, dptr, &handled);
+    if (handled) return rc;
+    rc = pool_free_locked(dptr, hStream);
+    if (rc == CUDA_SUCCESS) forget_graph_allocation(dptr);  // graph memory freed by its user
+    return rc;
 }

@@ -11,7 +11,7 @@ SIM_EXPORT CUresult CUDAAPI cuStreamCreateWithPriority(CUstream* phStream, unsig
     priority = std::min(kPrioLeast, std::max(kPrioGreatest, priority));
     Excl lk(S().mu);
     uint64_t id = S().next_id++;
-    S().streams[id] = Stream{d, flags, priority};
+    S().streams[id] = Stream{d, flags, priority, current_ctx_id()};
     *phStream = reinterpret_cast<CUstream>(uintptr_t(make_handle(TAG_STREAM, id)));
     return CUDA_SUCCESS;
 }
@@ -29,6 +29,7 @@ SIM_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
     Excl lk(S().mu);
     int d;
     CUresult rc = resolve_stream(hStream, &d);
+    if (rc == CUDA_SUCCESS) rc = check_sync_during_capture(hStream);
     if (rc == CUDA_SUCCESS) forget_synchronized_frees(&hStream);
     return rc;
 }
@@ -37,7 +38,8 @@ SIM_EXPORT CUresult CUDAAPI cuStreamQuery(CUstream hStream) {
     SIM_ENTER(cuStreamQuery);
     Shared lk(S().mu);
     int d;
-    return resolve_stream(hStream, &d);
+    CUresult rc = resolve_stream(hStream, &d);
+    return rc == CUDA_SUCCESS ? check_sync_during_capture(hStream) : rc;
 }
 
 SIM_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
@@ -48,7 +50,7 @@ SIM_EXPORT CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, 
     CUresult rc = resolve_stream(hStream, &d);
     if (rc != CUDA_SUCCESS) return rc;
     if (!find_event(hEvent)) return CUDA_ERROR_INVALID_HANDLE;
-    return CUDA_SUCCESS;  // execution is synchronous: the event is complete
+    return note_event_wait(hStream, hEvent);  // complete (synchronous), or a capture fork/join
 }
 
 namespace {
@@ -60,7 +62,7 @@ CUresult stream_record(CUstream hStream, Stream* out) {
     CUresult rc = resolve_stream(hStream, &d);
     if (rc != CUDA_SUCCESS) return rc;
     auto it = S().streams.find(handle_id(hStream, TAG_STREAM));
-    *out = it == S().streams.end() ? Stream{d, 0u, 0} : it->second;
+    *out = it == S().streams.end() ? Stream{d, 0u, 0, current_ctx_id()} : it->second;
     return CUDA_SUCCESS;
 }
 
@@ -90,21 +92,9 @@ SIM_EXPORT CUresult CUDAAPI cuStreamGetCtx(CUstream hStream, CUcontext* pctx) {
     SIM_ENTER(cuStreamGetCtx);
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     Shared lk(S().mu);
-    int d;
-    CUresult rc = resolve_stream(hStream, &d);
+    Stream rec{};
+    CUresult rc = stream_record(hStream, &rec);
     if (rc != CUDA_SUCCESS) return rc;
-    *pctx = ctx_handle(d);
+    *pctx = rec.ctx_id > 0 ? ctx_handle_of_id(rec.ctx_id) : ctx_handle(rec.dev);
     return CUDA_SUCCESS;
-}
-
-// The simulator has no stream capture (no cuStreamBeginCapture): every stream
-// it knows is not capturing; an unknown stream is an error, as on the driver.
-SIM_EXPORT CUresult CUDAAPI cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus* captureStatus) {
-    SIM_ENTER(cuStreamIsCapturing);
-    if (!captureStatus) return CUDA_ERROR_INVALID_VALUE;
-    Shared lk(S().mu);
-    int d;
-    CUresult rc = resolve_stream(hStream, &d);
-    if (rc == CUDA_SUCCESS) *captureStatus = CU_STREAM_CAPTURE_STATUS_NONE;
-    return rc;
 }

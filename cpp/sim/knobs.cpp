@@ -177,19 +177,19 @@ void parse_knobs() {
         g_knobs.device_count = visible;
     }
     if (const char* pa = std::getenv("CUDA_SIM_PEER_ACCESS")) g_knobs.peer_access = trim(pa) != "0";
+    if (const char* dv = std::getenv("CUDA_SIM_DRIVER_VERSION")) {
+        unsigned long long v;
+        if (parse_ull(trim(dv), &v) && v >= 12040 && v <= 99990)
+            g_knobs.driver_version = int(v);
+        else
+            warn("CUDA_SIM_DRIVER_VERSION must be 12040..99990 (e.g. 13010); using 13000");
+    }
     if (const char* ps = std::getenv("CUDA_SIM_POOL_BYTES")) {
         unsigned long long v;
         if (parse_ull(trim(ps), &v) && v >= kPage && v <= kMaxPoolBytes)
             g_knobs.default_pool_bytes = size_t(v);
         else
             warn("ignoring bad CUDA_SIM_POOL_BYTES");
-    }
-    if (const char* dv = std::getenv("CUDA_SIM_DRIVER_VERSION")) {
-        unsigned long long v;
-        if (parse_ull(trim(dv), &v) && v >= 11000 && v <= 99990)
-            g_knobs.driver_version = int(v);
-        else
-            warn("ignoring bad CUDA_SIM_DRIVER_VERSION (a cuDriverGetVersion value such as 12080)");
     }
     for (auto& kv : split_kv(std::getenv("CUDA_SIM_LATENCY_US"))) {
         int i = fn_index(kv.first.c_str());

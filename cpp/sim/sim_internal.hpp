@@ -51,6 +51,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <map>
 #include <set>
 #include <memory>
@@ -74,61 +75,9 @@ namespace cuda_sim {
 // Entry points the core never calls that NVIDIA's cuda-core (through
 // cuda-bindings) needs on its memory + IPC path, so that the regression
 // scenarios run on upstream's release too. Exported and counted like the rest.
-#define CUDA_SIM_EXTRA_FUNCTIONS(X) \
-    X(cuStreamIsCapturing)
+#define CUDA_SIM_EXTRA_FUNCTIONS(X)
 
-// OpenGL interop (api_graphics.cpp).
-#define CUDA_SIM_GRAPHICS_FUNCTIONS(X)    \
-    X(cuGraphicsGLRegisterBuffer)         \
-    X(cuGraphicsGLRegisterImage)          \
-    X(cuGraphicsUnregisterResource)       \
-    X(cuGraphicsMapResources)             \
-    X(cuGraphicsUnmapResources)           \
-    X(cuGraphicsResourceGetMappedPointer)
-
-// Tensor map encoding (api_tensor_maps.cpp).
-#define CUDA_SIM_TENSOR_MAP_FUNCTIONS(X) \
-    X(cuTensorMapEncodeTiled)            \
-    X(cuTensorMapEncodeIm2col)           \
-    X(cuTensorMapEncodeIm2colWide)       \
-    X(cuTensorMapReplaceAddress)
-
-// Managed-memory advice, prefetches, discards and batched copies
-// (api_managed_ops.cpp): the package's optional entry points of that family.
-#define CUDA_SIM_MANAGED_OPS_FUNCTIONS(X) \
-    X(cuMemAdvise)                        \
-    X(cuMemPrefetchAsync)                 \
-    X(cuMemRangeGetAttribute)             \
-    X(cuMemPrefetchBatchAsync)            \
-    X(cuMemDiscardBatchAsync)             \
-    X(cuMemDiscardAndPrefetchBatchAsync)  \
-    X(cuMemcpyBatchAsync)
-
-// The optional entry points of the core's table (CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS)
-// that the simulator models; an optional one not listed here is absent, as from
-// an older driver, and the core's slot for it returns CUDA_ERROR_NOT_SUPPORTED.
-#define CUDA_SIM_OPTIONAL_FUNCTIONS(X)          \
-    X(cuCheckpointProcessGetState)              \
-    X(cuCheckpointProcessGetRestoreThreadId)    \
-    X(cuCheckpointProcessLock)                  \
-    X(cuCheckpointProcessCheckpoint)            \
-    X(cuCheckpointProcessRestore)               \
-    X(cuCheckpointProcessUnlock)                \
-    X(cuArray3DCreate)                          \
-    X(cuArrayDestroy)                           \
-    X(cuArray3DGetDescriptor)                   \
-    X(cuMipmappedArrayCreate)                   \
-    X(cuMipmappedArrayDestroy)                  \
-    X(cuMipmappedArrayGetLevel)                 \
-    X(cuTexObjectCreate)                        \
-    X(cuTexObjectDestroy)                       \
-    X(cuTexObjectGetResourceDesc)               \
-    X(cuSurfObjectCreate)                       \
-    X(cuSurfObjectDestroy)                      \
-    X(cuMemcpy3DAsync)                          \
-    CUDA_SIM_MANAGED_OPS_FUNCTIONS(X)           \
-    CUDA_SIM_TENSOR_MAP_FUNCTIONS(X)            \
-    CUDA_SIM_GRAPHICS_FUNCTIONS(X)
+#include "sim_exports.hpp"  // CUDA_SIM_OPTIONAL_FUNCTIONS
 
 // Every entry point the simulator exports: the core's table, the modelled
 // optional ones, then the extras.
@@ -154,7 +103,7 @@ struct Knobs {
     int physical[kMaxDevices] = {};  // visible ordinal -> physical device (CUDA_VISIBLE_DEVICES)
     bool peer_access = true;
     size_t default_pool_bytes = size_t(1) << 30;
-    int driver_version = 13000;  // what cuDriverGetVersion reports (CUDA_SIM_DRIVER_VERSION)
+    int driver_version = 13000;  // CUDA_SIM_DRIVER_VERSION: what cuDriverGetVersion reports
 };
 extern Knobs g_knobs;
 
@@ -200,6 +149,7 @@ struct Stream {
     int dev;
     unsigned flags;
     int priority;
+    int ctx_id = 0;  // the context stack id of its context (0: the device's primary context)
 };
 
 struct Event {
@@ -399,13 +349,26 @@ struct State {
 };
 State& S();
 
-extern thread_local int t_ctx_stack[kCtxStackDepth];  // device + 1
+// The per-thread context stack holds context ids: a primary context's is its
+// device + 1; a green context's (api_green_contexts.cpp) is kGreenCtxIdBase + its
+// serial * kMaxDevices + its device, so the device of any id is known without a lock.
+extern thread_local int t_ctx_stack[kCtxStackDepth];
 extern thread_local int t_ctx_depth;
+constexpr int kGreenCtxIdBase = 1 << 20;
 
 int current_dev();
+// The id on top of this thread's stack (0: none).
+int current_ctx_id();
 CUcontext ctx_handle(int dev);
+// The CUcontext of a context id.
+CUcontext ctx_handle_of_id(int id);
 int ctx_dev(CUcontext c);
+// The context id of a live context (primary or green), or 0.
+int ctx_id_of(CUcontext c);
 bool valid_dev(CUdevice d);
+// Whether the green context of `id` (>= kGreenCtxIdBase) is alive (api_green_contexts.cpp;
+// takes the green-context lock, a leaf: callers may hold S().mu).
+bool green_ctx_id_alive(int id);
 
 using Shared = std::shared_lock<ForkSafeRWLock>;
 using Excl = std::unique_lock<ForkSafeRWLock>;
@@ -510,6 +473,44 @@ bool managed_block_find(uintptr_t p, size_t n, uintptr_t* base, size_t* span, ui
 CUresult create_managed_pool(CUmemoryPool* out, const CUmemPoolProps& pr);
 // The default managed pool of a location (made on first use).
 CUresult default_managed_pool(const CUmemLocation& loc, CUmemoryPool* out);
+
+// ---------------------------------------------------------------------------
+// Stream-ordered allocation (api_stream_ordered_alloc.cpp; exclusive lock held)
+// ---------------------------------------------------------------------------
+CUresult pool_alloc_locked(Pool* p, size_t bytesize, int dev, CUdeviceptr* dptr);
+CUresult pool_free_locked(CUdeviceptr dptr, CUstream hStream);
+
+// ---------------------------------------------------------------------------
+// Stream capture and graphs (api_graphs.cpp). The graph state has its own
+// mutex, always taken after S().mu (never the other way round). A captured
+// operation is a closure replayed, on the launch stream, through the same
+// exported entry point when the graph is launched.
+// ---------------------------------------------------------------------------
+using GraphOp = std::function<CUresult(CUstream)>;
+// Call with S().mu held, after the operation's own checks and before its
+// effect: true when hStream is capturing (then *rc is the result: `op`, a node
+// of CUgraphNodeType `type`, was added to the capture's graph, or the capture
+// had been invalidated).
+bool capture_op(CUstream hStream, GraphOp op, CUresult* rc, int type);
+// A potentially unsafe call (pool creation and destruction, imports, access,
+// context synchronization): while a GLOBAL capture runs in any thread, or a
+// THREAD_LOCAL one of this thread, and this thread's mode is not RELAXED, it
+// invalidates them and returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+CUresult check_unsafe_during_capture();
+// True when hStream takes part in a capture (valid or invalidated).
+bool stream_is_capturing(CUstream hStream);
+// cuStreamSynchronize / cuStreamQuery of a capturing stream: invalidates it.
+CUresult check_sync_during_capture(CUstream hStream);
+// cuEventRecord on a capturing stream marks the event as a capture event (true).
+bool note_event_record(CUevent e, CUstream hStream);
+// cuStreamWaitEvent: a stream waiting for a capture event joins that capture.
+CUresult note_event_wait(CUstream hStream, CUevent e);
+// cuMemAllocAsync on a capturing stream: graph memory (exclusive lock held).
+CUresult capture_alloc(CUstream hStream, int dev, size_t bytesize, CUdeviceptr* dptr, bool* handled);
+// cuMemFreeAsync on a capturing stream (*handled = true when it was).
+CUresult capture_free(CUstream hStream, CUdeviceptr dptr, bool* handled);
+// A free outside any capture of graph memory: no graph releases it again.
+void forget_graph_allocation(CUdeviceptr dptr);
 
 }  // namespace cuda_sim
 

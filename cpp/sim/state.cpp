@@ -32,13 +32,25 @@ State& S() {
 thread_local int t_ctx_stack[kCtxStackDepth];  // device + 1
 thread_local int t_ctx_depth = 0;
 
-int current_dev() { return t_ctx_depth > 0 ? t_ctx_stack[t_ctx_depth - 1] - 1 : -1; }
-CUcontext ctx_handle(int dev) { return reinterpret_cast<CUcontext>(uintptr_t(make_handle(TAG_CTX, uint64_t(dev) + 1))); }
-int ctx_dev(CUcontext c) {
-    uint64_t id = handle_id(c, TAG_CTX);
-    if (id == 0 || id > uint64_t(g_knobs.device_count)) return -1;
-    return int(id - 1);
+// The device of a context id (a destroyed green context has none: -1).
+int device_of_ctx_id(int id) {
+    if (id <= 0) return -1;
+    if (id < kGreenCtxIdBase) return id - 1;
+    if (!green_ctx_id_alive(id)) return -1;
+    return (id - kGreenCtxIdBase) % kMaxDevices;
 }
+int current_ctx_id() { return t_ctx_depth > 0 ? t_ctx_stack[t_ctx_depth - 1] : 0; }
+int current_dev() { return device_of_ctx_id(current_ctx_id()); }
+CUcontext ctx_handle_of_id(int id) { return reinterpret_cast<CUcontext>(uintptr_t(make_handle(TAG_CTX, uint64_t(id)))); }
+CUcontext ctx_handle(int dev) { return ctx_handle_of_id(dev + 1); }
+int ctx_id_of(CUcontext c) {
+    uint64_t id = handle_id(c, TAG_CTX);
+    if (id == 0) return 0;
+    if (id <= uint64_t(g_knobs.device_count)) return int(id);
+    if (id >= uint64_t(kGreenCtxIdBase) && id <= uint64_t(INT32_MAX) && green_ctx_id_alive(int(id))) return int(id);
+    return 0;
+}
+int ctx_dev(CUcontext c) { return device_of_ctx_id(ctx_id_of(c)); }
 bool valid_dev(CUdevice d) { return d >= 0 && d < g_knobs.device_count; }
 
 namespace {

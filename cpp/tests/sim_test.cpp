@@ -8,6 +8,7 @@
 #include <cuda.h>
 
 #include "../driver.hpp"  // CUDA_CORE_DRIVER_FUNCTIONS
+#include "../sim/sim_exports.hpp"  // CUDA_SIM_OPTIONAL_FUNCTIONS
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -966,28 +967,12 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         "cuGetProcAddress", SIMT_STR(cuGetProcAddress),
         // the synchronous managed allocation upstream's test helpers make (api_managed_alloc.cpp)
         "cuMemAllocManaged", SIMT_STR(cuMemFree),
-        // CUDA_SIM_EXTRA_FUNCTIONS (sim_internal.hpp): what NVIDIA's cuda-core needs beyond the core's table
-        "cuStreamIsCapturing",
-        // CUDA_SIM_OPTIONAL_FUNCTIONS (sim_internal.hpp): the optional entry points it models
-        // (api_checkpoint.cpp, api_textures.cpp, api_managed_ops.cpp, api_tensor_maps.cpp, api_graphics.cpp)
-        SIMT_STR(cuCheckpointProcessGetState), SIMT_STR(cuCheckpointProcessGetRestoreThreadId),
-        SIMT_STR(cuCheckpointProcessLock), SIMT_STR(cuCheckpointProcessCheckpoint),
-        SIMT_STR(cuCheckpointProcessRestore), SIMT_STR(cuCheckpointProcessUnlock), SIMT_STR(cuArray3DCreate),
-        SIMT_STR(cuArrayDestroy), SIMT_STR(cuArray3DGetDescriptor), SIMT_STR(cuMipmappedArrayCreate),
-        SIMT_STR(cuMipmappedArrayDestroy), SIMT_STR(cuMipmappedArrayGetLevel), SIMT_STR(cuTexObjectCreate),
-        SIMT_STR(cuTexObjectDestroy), SIMT_STR(cuTexObjectGetResourceDesc), SIMT_STR(cuSurfObjectCreate),
-        SIMT_STR(cuSurfObjectDestroy), SIMT_STR(cuMemcpy3DAsync),
-        // CUDA_SIM_MANAGED_OPS_FUNCTIONS (api_managed_ops.cpp)
-        SIMT_STR(cuMemAdvise), SIMT_STR(cuMemPrefetchAsync), SIMT_STR(cuMemRangeGetAttribute),
-        SIMT_STR(cuMemPrefetchBatchAsync), SIMT_STR(cuMemDiscardBatchAsync),
-        SIMT_STR(cuMemDiscardAndPrefetchBatchAsync), SIMT_STR(cuMemcpyBatchAsync),
-        // CUDA_SIM_TENSOR_MAP_FUNCTIONS (api_tensor_maps.cpp)
-        SIMT_STR(cuTensorMapEncodeTiled), SIMT_STR(cuTensorMapEncodeIm2col), SIMT_STR(cuTensorMapEncodeIm2colWide),
-        SIMT_STR(cuTensorMapReplaceAddress),
-        // CUDA_SIM_GRAPHICS_FUNCTIONS and the GL stand-ins (api_graphics.cpp)
-        SIMT_STR(cuGraphicsGLRegisterBuffer), SIMT_STR(cuGraphicsGLRegisterImage),
-        SIMT_STR(cuGraphicsUnregisterResource), SIMT_STR(cuGraphicsMapResources), SIMT_STR(cuGraphicsUnmapResources),
-        SIMT_STR(cuGraphicsResourceGetMappedPointer), "cuSimGLCreateBuffer", "cuSimGLDeleteBuffer"};
+        // CUDA_SIM_OPTIONAL_FUNCTIONS (sim/sim_exports.hpp): the optional entry points it models
+#define SIMT_NAME(name) SIMT_STR(name),
+        CUDA_SIM_OPTIONAL_FUNCTIONS(SIMT_NAME)
+#undef SIMT_NAME
+        // the GL stand-ins of api_graphics.cpp
+        "cuSimGLCreateBuffer", "cuSimGLDeleteBuffer"};
     std::string cmd = std::string("nm -D --defined-only '") + path + "' 2>&1";
     FILE* nm = popen(cmd.c_str(), "r");
     ASSERT_NE(nm, nullptr) << cmd;
@@ -1002,6 +987,92 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
     std::sort(expected.begin(), expected.end());
     std::sort(exported.begin(), exported.end());
     EXPECT_EQ(exported, expected);
+}
+
+// Green contexts (api_green_contexts.cpp): disjoint SM sets, refusals with the
+// driver's codes, the CUcontext view on the context stack, green streams.
+TEST_F(Sim, GreenContextsFromDisjointSmSplits) {
+    ASSERT_NE(D.cuGreenCtxCreate, nullptr);
+    CUdevResource all, groups[3], rest;
+    std::memset(&all, 0, sizeof all);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDeviceGetDevResource(0, nullptr, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(CUDA_ERROR_INVALID_DEVICE, D.cuDeviceGetDevResource(7, &all, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_TYPE, D.cuDeviceGetDevResource(0, &all, static_cast<CUdevResourceType>(1000)));
+    OK(D.cuDeviceGetDevResource(0, &all, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(132u, all.sm.smCount);
+    EXPECT_EQ(8u, all.sm.minSmPartitionSize);
+
+    unsigned n = 0;
+    OK(D.cuDevSmResourceSplitByCount(nullptr, &n, &all, nullptr, 0, 30));  // count only: 132 / 32
+    EXPECT_EQ(4u, n);
+    n = 3;
+    OK(D.cuDevSmResourceSplitByCount(groups, &n, &all, &rest, 0, 30));
+    EXPECT_EQ(3u, n);
+    EXPECT_EQ(32u, groups[0].sm.smCount);
+    EXPECT_EQ(132u - 96u, rest.sm.smCount);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDevSmResourceSplitByCount(groups, &n, &all, &rest, 0, 200));  // > 132
+    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+              D.cuDevSmResourceSplitByCount(groups, &n, &all, &rest, 0, 130));  // rounded up to 136
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDevSmResourceSplitByCount(groups, &n, &all, &rest, 0x10, 8));
+    CUdevResource forged = groups[1];
+    forged.sm.smCount += 8;  // an edited SM resource is not one the driver made
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDevSmResourceSplitByCount(groups + 2, &n, &forged, &rest, 0, 8));
+    // cuDevSmResourceSplit is CUDA 13.1: this simulated driver reports 13.0
+    CU_DEV_SM_RESOURCE_GROUP_PARAMS params[1];
+    std::memset(params, 0, sizeof params);
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuDevSmResourceSplit(nullptr, 1, &all, &rest, 0, params));
+
+    CUdevResourceDesc desc = nullptr, two = nullptr;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDevResourceGenerateDesc(&desc, groups, 0));
+    CUdevResource mixed[2] = {groups[0], all};  // SM resources of different splits do not combine
+    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, D.cuDevResourceGenerateDesc(&two, mixed, 2));
+    CUdevResource pair[2] = {groups[0], groups[1]};  // outputs of one split do
+    OK(D.cuDevResourceGenerateDesc(&two, pair, 2));
+    CUgreenCtx both = nullptr;
+    OK(D.cuGreenCtxCreate(&both, two, 0, 1));
+    CUdevResource joined;
+    OK(D.cuGreenCtxGetDevResource(both, &joined, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(64u, joined.sm.smCount);
+    OK(D.cuGreenCtxDestroy(both));
+    OK(D.cuDevResourceGenerateDesc(&desc, groups, 1));
+    CUgreenCtx green = nullptr;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGreenCtxCreate(&green, desc, 0, 0x8));
+    EXPECT_EQ(CUDA_ERROR_INVALID_DEVICE, D.cuGreenCtxCreate(&green, desc, 9, 1));
+    OK(D.cuGreenCtxCreate(&green, desc, 0, 1));
+    CUcontext view = nullptr;
+    OK(D.cuCtxFromGreenCtx(&view, green));
+    EXPECT_NE(view, ctx_);
+    CUdevResource got;
+    OK(D.cuGreenCtxGetDevResource(green, &got, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(32u, got.sm.smCount);
+    OK(D.cuCtxGetDevResource(view, &got, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(32u, got.sm.smCount);
+    OK(D.cuCtxGetDevResource(ctx_, &got, CU_DEV_RESOURCE_TYPE_SM));
+    EXPECT_EQ(132u, got.sm.smCount);
+
+    CUstream gs = nullptr, plain = nullptr;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGreenCtxStreamCreate(&gs, green, 0, 0));  // must be non-blocking
+    OK(D.cuGreenCtxStreamCreate(&gs, green, CU_STREAM_NON_BLOCKING, 0));
+    CUcontext of = nullptr;
+    OK(D.cuStreamGetCtx(gs, &of));
+    EXPECT_EQ(view, of);
+    OK(D.cuCtxPushCurrent(view));  // a stream made while the view is current belongs to it too
+    CUcontext cur = nullptr;
+    OK(D.cuCtxGetCurrent(&cur));
+    EXPECT_EQ(view, cur);
+    OK(D.cuStreamCreateWithPriority(&plain, CU_STREAM_NON_BLOCKING, 0));
+    OK(D.cuStreamGetCtx(plain, &of));
+    EXPECT_EQ(view, of);
+    OK(D.cuCtxPopCurrent(&cur));
+    EXPECT_EQ(view, cur);
+    OK(D.cuStreamDestroy(plain));
+    OK(D.cuStreamDestroy(gs));
+
+    OK(D.cuGreenCtxDestroy(green));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuGreenCtxDestroy(green));
+    EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuCtxPushCurrent(view));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuGreenCtxStreamCreate(&gs, green, CU_STREAM_NON_BLOCKING, 0));
+    EXPECT_EQ(CUDA_ERROR_INVALID_CONTEXT, D.cuCtxGetDevResource(view, &got, CU_DEV_RESOURCE_TYPE_SM));
 }
 
 // Libraries, kernels and launches (api_kernels.cpp): images are checked, the

@@ -10,8 +10,15 @@ from cuda.core._ipcsafe import __ipcsafe_version__, check_not_mixed_with_upstrea
 
 check_not_mixed_with_upstream()  # before anything that a mixed install may have overwritten
 
-from cuda.core._context import Context  # noqa: E402
+from cuda.core._context import Context, ContextOptions  # noqa: E402
 from cuda.core._device import Device  # noqa: E402
+from cuda.core._device_resources import (  # noqa: E402
+    DeviceResources,
+    SMResource,
+    SMResourceOptions,
+    WorkqueueResource,
+    WorkqueueResourceOptions,
+)
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor  # noqa: E402
 from cuda.core._graphics import GraphicsResource  # noqa: E402
 from cuda.core._host import Host  # noqa: E402
@@ -21,6 +28,7 @@ from cuda.core._memory import (  # noqa: E402
     Buffer,
     DeviceMemoryResource,
     DeviceMemoryResourceOptions,
+    GraphMemoryResource,
     IPCAllocationHandle,
     IPCBufferDescriptor,
     LegacyPinnedMemoryResource,
@@ -39,6 +47,7 @@ from cuda.core._tensor_map import TensorMapDescriptor, TensorMapDescriptorOption
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions  # noqa: E402
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError  # noqa: E402
 
+from cuda.core import graph  # noqa: E402,F401  (a module, as upstream's)
 from cuda.core import system  # noqa: E402  (a module, as upstream's)
 from cuda.core import checkpoint  # noqa: E402,F401  (a module, as upstream's)
 from cuda.core import typing  # noqa: E402,F401  (upstream exposes cuda.core.typing)
@@ -52,11 +61,14 @@ __all__ = [
     "CUDAError",
     "CUDAWarning",
     "Context",
+    "ContextOptions",
     "Device",
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
+    "DeviceResources",
     "Event",
     "EventOptions",
+    "GraphMemoryResource",
     "GraphicsResource",
     "Host",
     "IPCAllocationHandle",
@@ -77,6 +89,8 @@ __all__ = [
     "PinnedMemoryResourceOptions",
     "Program",
     "ProgramOptions",
+    "SMResource",
+    "SMResourceOptions",
     "Stream",
     "StreamOptions",
     "TensorMapDescriptor",
@@ -85,4 +99,6 @@ __all__ = [
     "system",
     "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
+    "WorkqueueResource",
+    "WorkqueueResourceOptions",
 ]

@@ -1,7 +1,15 @@
 """Type stubs for cuda.core."""
-from cuda.core._context import Context
+from cuda.core._context import Context, ContextOptions
+from cuda.core import graph as graph
 from cuda.core import system as system
 from cuda.core._device import Device
+from cuda.core._device_resources import (
+    DeviceResources,
+    SMResource,
+    SMResourceOptions,
+    WorkqueueResource,
+    WorkqueueResourceOptions,
+)
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor
 from cuda.core._launch_config import LaunchConfig
 from cuda.core._launcher import launch
@@ -9,6 +17,7 @@ from cuda.core._memory import (
     Buffer,
     DeviceMemoryResource,
     DeviceMemoryResourceOptions,
+    GraphMemoryResource,
     IPCAllocationHandle,
     IPCBufferDescriptor,
     LegacyPinnedMemoryResource,
@@ -35,9 +44,12 @@ __all__ = [
     "CUDAError",
     "CUDAWarning",
     "Context",
+    "ContextOptions",
     "Device",
     "DeviceMemoryResource",
     "DeviceMemoryResourceOptions",
+    "DeviceResources",
+    "GraphMemoryResource",
     "Event",
     "EventOptions",
     "IPCAllocationHandle",
@@ -57,10 +69,14 @@ __all__ = [
     "PinnedMemoryResourceOptions",
     "Program",
     "ProgramOptions",
+    "SMResource",
+    "SMResourceOptions",
     "Stream",
     "StreamOptions",
     "launch",
     "system",
     "VirtualMemoryResource",
     "VirtualMemoryResourceOptions",
+    "WorkqueueResource",
+    "WorkqueueResourceOptions",
 ]

@@ -6,11 +6,17 @@ from dataclasses import dataclass
 from typing import Any, Iterable, NamedTuple, Optional, Protocol, Sequence, Tuple, TypeVar, Union
 
 from cuda.core._device import Device
+from cuda.core._device_resources import DeviceResources, SMResource, WorkqueueResource
 from cuda.core._stream import Stream, StreamOptions
 
-__all__ = ['Context']
+__all__ = ['Context', 'ContextOptions']
 
-DeviceResourcesType = Sequence[Any]
+DeviceResourcesType = Sequence[Union[SMResource, WorkqueueResource]]
+
+
+@dataclass
+class ContextOptions:
+    resources: DeviceResourcesType
 
 
 class Context:
@@ -21,6 +27,10 @@ class Context:
     def device(self) -> Device: ...
     @property
     def is_closed(self) -> bool: ...
+    @property
+    def is_green(self) -> bool: ...
+    @property
+    def resources(self) -> DeviceResources: ...
     def close(self) -> None: ...
     def create_stream(self, options: Optional[StreamOptions] = ...) -> Stream: ...
     def __eq__(self, other: object) -> bool: ...

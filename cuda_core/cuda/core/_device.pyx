@@ -7,18 +7,22 @@ backs the module cuda.core.system.
 ordinal (test suites reset it with ``del _tls.devices``)."""
 from libc.stdint cimport uintptr_t
 
-from cuda.core._context cimport Context
+from cuda.core._context cimport Context, context_for_new_work, note_current, noted_current
+from cuda.core._device_resources cimport context_resources, DeviceResources
 from cuda.core._event cimport Event
 from cuda.core._resource_handles cimport (
     check, ContextHandle, cu_device, CUcontext, CUDA_ERROR_INVALID_VALUE, CUdevice, CUdevice_attribute, CUresult,
     current_device_ordinal, CUuuid, device_count, driver, not_instantiable, primary_context,
-    primary_context_of, require_driver,
+    primary_context_of, raise_last_error, require_driver, create_green_context_handle, DeviceResource,
 )
+from libcpp.vector cimport vector
 from cuda.core._stream cimport Stream, default_stream
+from cuda.core.graph._graph_builder cimport GraphBuilder_for_stream
 
 import operator
 import threading
 
+from cuda.core._context import ContextOptions
 from cuda.core._utils.cuda_utils import ComputeCapability
 
 __all__ = ["Device"]
@@ -691,18 +695,37 @@ class Device:
 
     @property
     def context(self):
-        """The device's primary :class:`~cuda.core.Context`. This package retains
-        each device's primary context once, on first use, and keeps it for the
-        life of the process.
+        """The :class:`~cuda.core.Context` work of this device goes to on the
+        calling thread: a green context that :meth:`set_current` made current
+        here, else the device's primary context (which this package retains
+        once, on first use, for the life of the process).
         """
-        return Context._wrap(primary_context(self._id))
+        cdef ContextHandle h = context_for_new_work(self._id)
+        cdef Context current
+        if h.get().green != NULL:
+            current = noted_current()   # the green Context object this thread made current
+            if current is not None and current._h.get().context == h.get().context:
+                return current
+        return Context._wrap(h)
+
+    @property
+    def _context(self):
+        # upstream's private name for the same (its tests read it)
+        return self.context
+
+    @property
+    def resources(self):
+        """The :class:`~cuda.core.DeviceResources` of this device (all its SMs,
+        its workqueue configuration), to split into green contexts."""
+        return DeviceResources._of_device(self._id)
 
     def set_current(self, ctx=None):
         """Make a context current on the calling thread.
 
         Without `ctx`, the device's primary context is made current (retaining
-        it) and None is returned: the usual first call on a device. With `ctx`,
-        that context is made current instead and the one it replaces is returned.
+        it) and None is returned: the usual first call on a device. With `ctx`
+        (a primary or green context of this device), that context replaces the
+        current one, which is returned.
 
         Parameters
         ----------
@@ -712,33 +735,95 @@ class Device:
         Returns
         -------
         Context or None
-            With `ctx`: the previously current context, or None if there was
-            none (or it was not a primary context this package knows). Without
-            `ctx`: None.
+            With `ctx`: the context it replaced (the same object a previous
+            ``set_current(ctx)`` on this thread was given, else a Context of the
+            primary context), or None if there was none or it was not a context
+            this package knows. Without `ctx`: None.
 
         Raises
         ------
         TypeError
             If `ctx` is not a Context.
+        RuntimeError
+            If `ctx` has been closed, or belongs to another device.
         CUDAError
             If the driver call fails.
         """
         cdef ContextHandle h
         cdef CUcontext prev = NULL
         cdef CUcontext raw
+        cdef Context replaced
         if ctx is not None:
             if not isinstance(ctx, Context):
                 raise TypeError(f"ctx must be a Context, not {type(ctx).__name__}")
             (<Context>ctx)._check_open()
+            if (<Context>ctx)._h.get().device_ordinal != self._id:
+                raise RuntimeError(f"the provided context was created on the device with "
+                                   f"id={(<Context>ctx)._h.get().device_ordinal}, which is different from the "
+                                   f"target id={self._id}")
             raw = (<Context>ctx)._h.get().context
+            replaced = noted_current()
             check(driver().cuCtxGetCurrent_(&prev))
             check(driver().cuCtxSetCurrent_(raw))
+            note_current(<Context>ctx)   # keeps a green context alive while it is current here
             if prev == NULL:
                 return None
+            if replaced is not None and replaced._h.get().context == prev:
+                return replaced
             h = primary_context_of(prev)
             return Context._wrap(h) if h else None
         h = primary_context(self._id)
         check(driver().cuCtxSetCurrent_(h.get().context))
+        note_current(Context._wrap(h))
+
+    def create_context(self, options=None):
+        """Create a green context on this device from device resources; it is
+        not made current (use :meth:`set_current`, or make streams on it with
+        :meth:`Context.create_stream`).
+
+        Parameters
+        ----------
+        options : ContextOptions or dict
+            Required: ``resources``, at most one :class:`~cuda.core.SMResource`
+            (a group of :meth:`SMResource.split`) and one
+            :class:`~cuda.core.WorkqueueResource`.
+
+        Returns
+        -------
+        Context
+            The green context; it is destroyed once it, and every stream and
+            event made on it, is gone.
+
+        Raises
+        ------
+        ValueError
+            If no options or no resources are given, or a resource is a dry-run group.
+        TypeError
+            If `options` is not a ContextOptions (or a dict of its fields), or a
+            resource is of another type.
+        CUDAError
+            If the driver refuses the resources (for instance two SM resources:
+            ``CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION``) or lacks green contexts.
+        """
+        cdef vector[DeviceResource] resources
+        cdef ContextHandle h
+        if options is None:
+            raise ValueError("options with device resources must be provided to create a green context")
+        if isinstance(options, dict):
+            options = ContextOptions(**options)
+        elif not isinstance(options, ContextOptions):
+            raise TypeError("The Context options must be provided as an object of type ContextOptions or as a dict "
+                            f"with valid Context options. The provided object is '{options}'.")
+        if options.resources is None:
+            raise ValueError("ContextOptions.resources must be provided to create a green context")
+        resources = context_resources(options.resources)
+        if resources.size() == 0:
+            raise ValueError("ContextOptions.resources must not be empty")
+        require_driver()
+        h = create_green_context_handle(self._id, resources.data(), <unsigned int>resources.size())
+        if not h:
+            raise_last_error()
+        return Context._wrap(h)
 
     @property
     def memory_resource(self):
@@ -800,6 +885,11 @@ class Device:
         if obj is not None:
             return Stream._from_foreign(obj)
         return Stream._create(self._id, options)
+
+    def create_graph_builder(self):
+        """A new :class:`~cuda.core.graph.GraphBuilder` capturing on a new stream of
+        this device (building has not begun: call ``begin_building()``)."""
+        return GraphBuilder_for_stream(Stream._create(self._id, None))
 
     def create_event(self, options=None):
         """Create an :class:`~cuda.core.Event` on this device, not yet recorded.

@@ -1,4 +1,4 @@
-from cuda.core._resource_handles cimport CUevent, EventHandle
+from cuda.core._resource_handles cimport ContextHandle, CUevent, EventHandle
 
 
 cdef class IPCEventDescriptor:
@@ -14,4 +14,6 @@ cdef class Event:
 
     @staticmethod
     cdef Event _create(int device_id, object options)
+    @staticmethod
+    cdef Event _create_in(const ContextHandle& ctx, object options)
     cdef CUevent _raw(self) except? NULL

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from libc.stdint cimport uintptr_t
 from libc.string cimport memcpy
 
+from cuda.core._context cimport Context, context_for_new_work
 from cuda.core._resource_handles cimport (
     CU_EVENT_BLOCKING_SYNC, CU_EVENT_DISABLE_TIMING, CU_EVENT_INTERPROCESS, CUDA_ERROR_NOT_READY,
     CUevent, CUipcEventHandle, CUresult, check, current_device_ordinal, driver, event_export_ipc,
@@ -83,6 +84,11 @@ cdef class Event:
 
     @staticmethod
     cdef Event _create(int device_id, object options):
+        return Event._create_in(context_for_new_work(device_id), options)
+
+    # A new event in `ctx` (a device's primary context, or a green context).
+    @staticmethod
+    cdef Event _create_in(const ContextHandle& ctx, object options):
         cdef Event e
         cdef unsigned int flags = 0
         if options is None:
@@ -100,10 +106,10 @@ cdef class Event:
                 raise TypeError("IPC-enabled events must have timing disabled")
             flags |= CU_EVENT_INTERPROCESS
         e = Event.__new__(Event)
-        e._h = create_event_handle(primary_context(device_id), flags)
+        e._h = create_event_handle(ctx, flags)
         if not e._h:
             raise_last_error()
-        e._device_id = device_id
+        e._device_id = ctx.get().device_ordinal
         return e
 
     @classmethod
@@ -162,7 +168,11 @@ cdef class Event:
 
     @property
     def context(self):
-        """The :class:`~cuda.core.Context` of the event's device (its primary context)."""
+        """The :class:`~cuda.core.Context` the event was created in (for an event
+        recorded by a green context's stream: that green context)."""
+        self._raw()
+        if self._h.get().context:
+            return Context._wrap(self._h.get().context)
         return self.device.context
 
     @property

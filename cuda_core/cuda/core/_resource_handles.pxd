@@ -260,6 +260,7 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
         CUcontext context
         CUdevice device
         int device_ordinal
+        void* green   # CUgreenCtx: non-null for a green context (cpp/green_context.hpp)
     cppclass StreamBox:
         CUstream stream
         shared_ptr[const ContextBox] context
@@ -594,6 +595,132 @@ cdef CUresult tex_object_resource(const TexObjectHandle& texture, CUDA_RESOURCE_
 # Entered holding the GIL: the C++ side releases it for the driver call.
 cdef CUresult array_copy_3d(const CUDA_MEMCPY3D& params, const StreamHandle& stream,
                             const ContextHandle& fallback) noexcept nogil
+# ---------------------------------------------------------------- device resources, green contexts (cpp/green_context.hpp)
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
+    cppclass DeviceResource "cuda_core::DeviceResource":
+        int type
+    cppclass SmGroupRequest "cuda_core::SmGroupRequest":
+        unsigned int sm_count
+        unsigned int coscheduled_sm_count
+        unsigned int preferred_coscheduled_sm_count
+        cbool backfill
+    enum:
+        kDeviceResourceSm "cuda_core::kDeviceResourceSm"
+        kDeviceResourceWorkqueueConfig "cuda_core::kDeviceResourceWorkqueueConfig"
+        kDeviceResourceWorkqueue "cuda_core::kDeviceResourceWorkqueue"
+        kWorkqueueScopeDeviceCtx "cuda_core::kWorkqueueScopeDeviceCtx"
+        kWorkqueueScopeGreenCtxBalanced "cuda_core::kWorkqueueScopeGreenCtxBalanced"
+
+# The fields of a DeviceResource's union (Cython cannot name an anonymous union).
+cdef extern from *:
+    """
+    static inline unsigned int cuda_core_resource_sm_count(const cuda_core::DeviceResource& r) { return r.sm.smCount; }
+    static inline unsigned int cuda_core_resource_min_partition(const cuda_core::DeviceResource& r) { return r.sm.minSmPartitionSize; }
+    static inline unsigned int cuda_core_resource_alignment(const cuda_core::DeviceResource& r) { return r.sm.smCoscheduledAlignment; }
+    static inline unsigned int cuda_core_resource_sm_flags(const cuda_core::DeviceResource& r) { return r.sm.flags; }
+    static inline void cuda_core_resource_set_sm_count(cuda_core::DeviceResource& r, unsigned int v) { r.sm.smCount = v; }
+    static inline int cuda_core_resource_wq_device(const cuda_core::DeviceResource& r) { return r.wqConfig.device; }
+    static inline unsigned int cuda_core_resource_wq_limit(const cuda_core::DeviceResource& r) { return r.wqConfig.wqConcurrencyLimit; }
+    static inline int cuda_core_resource_wq_scope(const cuda_core::DeviceResource& r) { return r.wqConfig.sharingScope; }
+    static inline void cuda_core_resource_set_wq_limit(cuda_core::DeviceResource& r, unsigned int v) { r.wqConfig.wqConcurrencyLimit = v; }
+    static inline void cuda_core_resource_set_wq_scope(cuda_core::DeviceResource& r, int v) { r.wqConfig.sharingScope = v; }
+    """
+    unsigned int resource_sm_count "cuda_core_resource_sm_count"(const DeviceResource&) nogil
+    unsigned int resource_min_partition "cuda_core_resource_min_partition"(const DeviceResource&) nogil
+    unsigned int resource_alignment "cuda_core_resource_alignment"(const DeviceResource&) nogil
+    unsigned int resource_sm_flags "cuda_core_resource_sm_flags"(const DeviceResource&) nogil
+    void resource_set_sm_count "cuda_core_resource_set_sm_count"(DeviceResource&, unsigned int) nogil
+    int resource_wq_device "cuda_core_resource_wq_device"(const DeviceResource&) nogil
+    unsigned int resource_wq_limit "cuda_core_resource_wq_limit"(const DeviceResource&) nogil
+    int resource_wq_scope "cuda_core_resource_wq_scope"(const DeviceResource&) nogil
+    void resource_set_wq_limit "cuda_core_resource_set_wq_limit"(DeviceResource&, unsigned int) nogil
+    void resource_set_wq_scope "cuda_core_resource_set_wq_scope"(DeviceResource&, int) nogil
+
+cdef CUresult device_get_resource(int ordinal, int type, DeviceResource* out) noexcept nogil
+cdef CUresult context_get_resource(const ContextHandle& context, int type, DeviceResource* out) noexcept nogil
+cdef CUresult sm_resource_split_by_count(DeviceResource* result, unsigned int* nb_groups, const DeviceResource& input,
+                                         DeviceResource* remaining, unsigned int min_count) noexcept nogil
+cdef CUresult sm_resource_split(DeviceResource* result, unsigned int nb_groups, const DeviceResource& input,
+                                DeviceResource* remainder, SmGroupRequest* requests) noexcept nogil
+cdef ContextHandle create_green_context_handle(int ordinal, const DeviceResource* resources,
+                                               unsigned int n) noexcept nogil
+cdef StreamHandle create_green_stream_handle(const ContextHandle& context, unsigned int flags,
+                                             int priority) noexcept nogil
+# cuDriverGetVersion as (major, minor, patch), e.g. (13, 0, 0) for 13000.
+cdef tuple driver_version_tuple()
+# ---------------------------------------------------------------- graphs and stream capture (cpp/graph.hpp)
+cdef extern from "cuda.h" nogil:
+    ctypedef void* CUgraph
+    ctypedef void* CUgraphExec
+    ctypedef void* CUgraphNode
+    # CUstreamCaptureStatus: declared with the managed-memory types above
+    ctypedef int CUstreamCaptureMode
+    ctypedef int CUgraphMem_attribute
+    ctypedef int CUgraphNodeType
+    ctypedef void (*CUhostFn)(void*) noexcept
+    ctypedef struct CUgraphEdgeData:
+        pass
+    enum:
+        CU_STREAM_CAPTURE_STATUS_NONE
+        CU_STREAM_CAPTURE_STATUS_ACTIVE
+        CU_STREAM_CAPTURE_STATUS_INVALIDATED
+        CU_STREAM_CAPTURE_MODE_GLOBAL
+        CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+        CU_STREAM_CAPTURE_MODE_RELAXED
+        CU_STREAM_ADD_CAPTURE_DEPENDENCIES
+        CU_STREAM_SET_CAPTURE_DEPENDENCIES
+        CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT
+        CU_GRAPH_MEM_ATTR_USED_MEM_HIGH
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT
+        CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH
+        CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+        CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
+        CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+        CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+
+cdef extern from "driver.hpp" namespace "cuda_core" nogil:
+    cppclass GraphDriverTable "cuda_core::DriverTable":
+        CUresult (*cuStreamBeginCapture_)(CUstream, CUstreamCaptureMode)
+        CUresult (*cuStreamIsCapturing_)(CUstream, CUstreamCaptureStatus*)
+        CUresult (*cuStreamGetCaptureInfo_)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*,
+                                            const CUgraphNode**, const CUgraphEdgeData**, size_t*)
+        CUresult (*cuStreamUpdateCaptureDependencies_)(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t,
+                                                       unsigned int)
+        CUresult (*cuGraphAddChildGraphNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUgraph)
+        CUresult (*cuGraphDebugDotPrint_)(CUgraph, const char*, unsigned int)
+        CUresult (*cuGraphUpload_)(CUgraphExec, CUstream)
+        CUresult (*cuGraphLaunch_)(CUgraphExec, CUstream)
+        CUresult (*cuLaunchHostFunc_)(CUstream, CUhostFn, void*)
+        CUresult (*cuMemAllocAsync_)(CUdeviceptr*, size_t, CUstream)
+        CUresult (*cuDeviceGetGraphMemAttribute_)(CUdevice, CUgraphMem_attribute, void*)
+        CUresult (*cuDeviceSetGraphMemAttribute_)(CUdevice, CUgraphMem_attribute, void*)
+        CUresult (*cuDeviceGraphMemTrim_)(CUdevice)
+        CUresult (*cuGraphGetNodes_)(CUgraph, CUgraphNode*, size_t*)
+        CUresult (*cuGraphGetEdges_)(CUgraph, CUgraphNode*, CUgraphNode*, CUgraphEdgeData*, size_t*)
+        CUresult (*cuGraphNodeGetType_)(CUgraphNode, CUgraphNodeType*)
+        CUresult (*cuGraphAddEmptyNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t)
+
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
+    cppclass GraphBox:
+        CUgraph graph
+        shared_ptr[const ContextBox] context
+        cbool owned
+    cppclass GraphExecBox:
+        CUgraphExec exec "exec"
+        shared_ptr[const ContextBox] context
+    ctypedef shared_ptr[const GraphBox] GraphHandle
+    ctypedef shared_ptr[const GraphExecBox] GraphExecHandle
+
+# The same process table as driver(), typed with the graph entry points.
+cdef const GraphDriverTable* graph_driver() noexcept nogil
+cdef GraphHandle create_graph_handle(const ContextHandle& context) noexcept nogil
+cdef GraphHandle graph_end_capture(const StreamHandle& stream, const ContextHandle& context) noexcept nogil
+cdef GraphHandle borrow_graph_handle(CUgraph graph, const ContextHandle& context) noexcept nogil
+cdef GraphExecHandle graph_instantiate(const GraphHandle& graph, uint64_t flags,
+                                       const StreamHandle& upload) noexcept nogil
+# cuMemPoolSetAccess in relaxed capture mode (cpp/memory.hpp).
+cdef CUresult memory_pool_set_access(const MemoryPoolHandle& pool, const CUmemAccessDesc* access,
+                                     size_t count) noexcept nogil
 
 
 # ---------------------------------------------------------------- graphics interop (cpp/graphics.hpp)

@@ -81,6 +81,19 @@ cdef extern from "resource_handles.hpp" nogil:
     size_t cpp_ipc_cache_size "cuda_core::ipc_cache_size"()
 
 
+cdef extern from "resource_handles.hpp" nogil:   # green_context.hpp
+    CUresult cpp_device_get_resource "cuda_core::device_get_resource"(int, int, DeviceResource*)
+    CUresult cpp_context_get_resource "cuda_core::context_get_resource"(const ContextHandle&, int, DeviceResource*)
+    CUresult cpp_sm_resource_split_by_count "cuda_core::sm_resource_split_by_count"(
+        DeviceResource*, unsigned int*, const DeviceResource&, DeviceResource*, unsigned int)
+    CUresult cpp_sm_resource_split "cuda_core::sm_resource_split"(
+        DeviceResource*, unsigned int, const DeviceResource&, DeviceResource*, SmGroupRequest*)
+    ContextHandle cpp_create_green_context_handle "cuda_core::create_green_context_handle"(
+        int, const DeviceResource*, unsigned int)
+    StreamHandle cpp_create_green_stream_handle "cuda_core::create_green_stream_handle"(
+        const ContextHandle&, unsigned int, int)
+
+
 cdef extern from "resource_handles.hpp" nogil:   # vmm.hpp
     void cpp_vmm_set_gpu_direct_rdma "cuda_core::vmm_set_gpu_direct_rdma"(CUmemAllocationProp&, cbool)
     CUresult cpp_vmm_granularity "cuda_core::vmm_granularity"(const CUmemAllocationProp&, int, size_t*)
@@ -150,6 +163,34 @@ cdef EventHandle event_import_ipc(const ContextHandle& context, const CUipcEvent
 
 cdef CUresult event_export_ipc(const EventHandle& event, CUipcEventHandle* out) noexcept nogil:
     return cpp_event_export_ipc(event, out)
+
+cdef CUresult device_get_resource(int ordinal, int type, DeviceResource* out) noexcept nogil:
+    return cpp_device_get_resource(ordinal, type, out)
+
+cdef CUresult context_get_resource(const ContextHandle& context, int type, DeviceResource* out) noexcept nogil:
+    return cpp_context_get_resource(context, type, out)
+
+cdef CUresult sm_resource_split_by_count(DeviceResource* result, unsigned int* nb_groups, const DeviceResource& input,
+                                         DeviceResource* remaining, unsigned int min_count) noexcept nogil:
+    return cpp_sm_resource_split_by_count(result, nb_groups, input, remaining, min_count)
+
+cdef CUresult sm_resource_split(DeviceResource* result, unsigned int nb_groups, const DeviceResource& input,
+                                DeviceResource* remainder, SmGroupRequest* requests) noexcept nogil:
+    return cpp_sm_resource_split(result, nb_groups, input, remainder, requests)
+
+cdef ContextHandle create_green_context_handle(int ordinal, const DeviceResource* resources,
+                                               unsigned int n) noexcept nogil:
+    return cpp_create_green_context_handle(ordinal, resources, n)
+
+cdef StreamHandle create_green_stream_handle(const ContextHandle& context, unsigned int flags,
+                                             int priority) noexcept nogil:
+    return cpp_create_green_stream_handle(context, flags, priority)
+
+cdef tuple driver_version_tuple():
+    cdef int v = 0
+    require_driver()
+    check(driver().cuDriverGetVersion_(&v))
+    return (v // 1000, (v % 1000) // 10, v % 10)
 
 cdef MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const CUmemPoolProps& props) noexcept nogil:
     return cpp_create_memory_pool_handle(context, props)
@@ -571,6 +612,37 @@ cdef CUresult array_copy_3d(const CUDA_MEMCPY3D& params, const StreamHandle& str
                             const ContextHandle& fallback) noexcept nogil:
     # Entered holding the GIL: the C++ side releases it for the driver call.
     return cpp_array_copy_3d(params, stream, fallback)
+# ---------------------------------------------------------------- graphs and stream capture (cpp/graph.hpp)
+
+cdef extern from "resource_handles.hpp" nogil:
+    GraphHandle cpp_create_graph_handle "cuda_core::create_graph_handle"(const ContextHandle&)
+    GraphHandle cpp_graph_end_capture "cuda_core::graph_end_capture"(const StreamHandle&, const ContextHandle&)
+    GraphHandle cpp_borrow_graph_handle "cuda_core::borrow_graph_handle"(CUgraph, const ContextHandle&)
+    GraphExecHandle cpp_graph_instantiate "cuda_core::graph_instantiate"(const GraphHandle&, uint64_t,
+                                                                         const StreamHandle&)
+    CUresult cpp_memory_pool_set_access "cuda_core::memory_pool_set_access"(
+        const MemoryPoolHandle&, const CUmemAccessDesc*, size_t)
+
+
+cdef const GraphDriverTable* graph_driver() noexcept nogil:
+    return <const GraphDriverTable*>&cpp_driver()
+
+cdef GraphHandle create_graph_handle(const ContextHandle& context) noexcept nogil:
+    return cpp_create_graph_handle(context)
+
+cdef GraphHandle graph_end_capture(const StreamHandle& stream, const ContextHandle& context) noexcept nogil:
+    return cpp_graph_end_capture(stream, context)
+
+cdef GraphHandle borrow_graph_handle(CUgraph graph, const ContextHandle& context) noexcept nogil:
+    return cpp_borrow_graph_handle(graph, context)
+
+cdef GraphExecHandle graph_instantiate(const GraphHandle& graph, uint64_t flags,
+                                       const StreamHandle& upload) noexcept nogil:
+    return cpp_graph_instantiate(graph, flags, upload)
+
+cdef CUresult memory_pool_set_access(const MemoryPoolHandle& pool, const CUmemAccessDesc* access,
+                                     size_t count) noexcept nogil:
+    return cpp_memory_pool_set_access(pool, access, count)
 
 
 # ---------------------------------------------------------------- graphics interop (cpp/graphics.hpp)

@@ -1,4 +1,4 @@
-from cuda.core._resource_handles cimport CUstream, StreamHandle
+from cuda.core._resource_handles cimport ContextHandle, CUstream, StreamHandle
 
 
 cdef class Stream:
@@ -16,6 +16,8 @@ cdef class Stream:
     cdef Stream _create(int device_id, object options)
     @staticmethod
     cdef Stream _create_as(type cls, int device_id, object options)
+    @staticmethod
+    cdef Stream _create_in(type cls, const ContextHandle& ctx, object options, bint green_api)
     @staticmethod
     cdef Stream _view_as(type cls, object obj)
     cdef int _check_open(self) except -1

@@ -3,15 +3,17 @@
 """Stream, StreamOptions, the default streams (upstream module path ``cuda.core._stream``)."""
 import os
 import re
+import sys
 from dataclasses import dataclass
 
 from libc.stdint cimport uintptr_t
 
+from cuda.core._context cimport Context, context_for_new_work
 from cuda.core._event cimport Event
 from cuda.core._resource_handles cimport (
     CU_STREAM_NON_BLOCKING, CUDA_ERROR_NOT_READY, ContextHandle, CUcontext, CUresult, CUstream, address_arg,
-    borrow_stream_handle, check, create_stream_handle, driver, not_instantiable, primary_context,
-    raise_last_error, require_driver,
+    borrow_stream_handle, check, create_green_stream_handle, create_stream_handle, driver, not_instantiable,
+    primary_context, raise_last_error, require_driver,
 )
 
 from cuda.core._event import EventOptions
@@ -107,6 +109,8 @@ cdef class Stream:
             raise ValueError("obj and options cannot be both specified")
         if obj is not None:
             return Stream._view_as(cls, obj)
+        if isinstance(ctx, Context) and ctx.is_green:   # a green context's own streams
+            return Stream._create_in(cls, (<Context>ctx)._h, options, True)
         if ctx is not None and not hasattr(ctx, "device"):
             raise TypeError(f"ctx must be a Context, not {type(ctx).__name__}")
         if device_id is None:
@@ -117,13 +121,20 @@ cdef class Stream:
     cdef Stream _create(int device_id, object options):
         return Stream._create_as(Stream, device_id, options)
 
-    # A new stream of class `cls` on device `device_id`'s primary context;
+    # A new stream of class `cls` on device `device_id`: in its primary
+    # context, or in the green context Device.set_current made current here;
     # raises for bad options, a priority outside the device's range, or a
     # failed creation.
     @staticmethod
     cdef Stream _create_as(type cls, int device_id, object options):
+        cdef ContextHandle ctx = context_for_new_work(device_id)
+        return Stream._create_in(cls, ctx, options, False)
+
+    # A new stream of class `cls` in `ctx` (green_api: through
+    # cuGreenCtxStreamCreate, which requires a non-blocking stream).
+    @staticmethod
+    cdef Stream _create_in(type cls, const ContextHandle& ctx, object options, bint green_api):
         cdef Stream s
-        cdef ContextHandle ctx
         cdef unsigned int flags
         cdef int priority
         cdef int least = 0
@@ -135,6 +146,9 @@ cdef class Stream:
         elif not isinstance(options, StreamOptions):
             raise TypeError("The Stream options must be provided as an object of type StreamOptions or as a dict "
                             f"with valid Stream options. The provided object is '{options}'.")
+        if green_api and not options.nonblocking:
+            raise ValueError("Green context streams must be non-blocking. Use StreamOptions(nonblocking=True) "
+                             "or omit the option (True is the default).")
         flags = CU_STREAM_NON_BLOCKING if options.nonblocking else 0
         if options.priority is None:
             priority = 0
@@ -143,16 +157,18 @@ cdef class Stream:
             raise TypeError(f"Expected int, got {type(options.priority).__name__}")
         else:
             priority = options.priority
-        ctx = primary_context(device_id)
         if options.priority is not None:
             _priority_range(ctx, &least, &greatest)
             if not greatest <= options.priority <= least:
                 raise ValueError(f"priority={options.priority!r} is out of range [{greatest}, {least}]")
         s = Stream.__new__(cls)
-        s._h = create_stream_handle(ctx, flags, priority)
+        if green_api:
+            s._h = create_green_stream_handle(ctx, flags, priority)
+        else:
+            s._h = create_stream_handle(ctx, flags, priority)
         if not s._h:
             raise_last_error()
-        s._device_id = device_id
+        s._device_id = ctx.get().device_ordinal
         s._builtin = False
         return s
 
@@ -273,8 +289,21 @@ cdef class Stream:
 
     @property
     def context(self):
-        """The :class:`~cuda.core.Context` of the stream's device (its primary context)."""
+        """The :class:`~cuda.core.Context` the stream belongs to (a green context's
+        streams: that green context). A default or foreign stream has none of its
+        own: the calling thread's current context (its device's) is returned.
+        """
+        self._check_open()
+        if self._h.get().context:
+            return Context._wrap(self._h.get().context)
         return self.device.context
+
+    @property
+    def resources(self):
+        """The :class:`~cuda.core.DeviceResources` of the stream's context: a green
+        context's streams report what it was made with, other streams the
+        device's. Raises :class:`RuntimeError` if the stream has been closed."""
+        return self.context.resources
 
     def sync(self):
         """Block the calling thread until all work queued on the stream has completed.
@@ -338,7 +367,10 @@ cdef class Stream:
         """
         cdef CUstream raw = self._raw()
         if event is None:
-            event = Event._create(self._device_id if self._device_id >= 0 else self.device.device_id, options)
+            if self._h.get().context:   # the stream's own context (a green context's streams record there)
+                event = Event._create_in(self._h.get().context, options)
+            else:
+                event = Event._create(self._device_id if self._device_id >= 0 else self.device.device_id, options)
         elif not isinstance(event, Event):
             raise TypeError(f"event must be an Event, not {type(event).__name__}")
         check(driver().cuEventRecord_((<Event>event)._raw(), raw))
@@ -371,6 +403,14 @@ cdef class Stream:
         ev = other.record(options=EventOptions(timing_enabled=False))
         check(driver().cuStreamWaitEvent_(raw, (<Event>ev)._raw(), 0))
         ev.close()
+
+    def create_graph_builder(self):
+        """A new :class:`~cuda.core.graph.GraphBuilder` that captures on this stream
+        (building has not begun: call ``begin_building()``)."""
+        # Imported here: cuda.core.graph._graph_builder cimports this module.
+        from cuda.core.graph._graph_builder import GraphBuilder_for_stream
+        self._check_open()
+        return GraphBuilder_for_stream(self)
 
     def close(self):
         """Destroy the stream; work already queued still completes.
@@ -406,6 +446,12 @@ cdef class Stream:
         return f"<Stream handle={<uintptr_t>self._h.get().stream:#x}>"
 
 
+def _create_green_stream(Context ctx, options):
+    """A stream of green context `ctx` (Context.create_stream, which checked it is
+    an open green context)."""
+    return Stream._create_in(Stream, ctx._h, options, True)
+
+
 # The least and greatest stream priority of `ctx`'s device
 # (cuCtxGetStreamPriorityRange, which reads the current context: `ctx` is made
 # current for the call and the caller's context restored).
@@ -424,6 +470,22 @@ cdef int _priority_range(const ContextHandle& ctx, int* least, int* greatest) ex
     return 0
 
 
+cdef Stream _graph_builder_stream(object arg):
+    """The builder's own Stream when `arg` is a GraphBuilder (so what keeps the
+    stream, a Buffer's deallocation stream say, holds the real StreamHandle and
+    not a view that closing the builder would leave dangling), else None.
+    Looked up in sys.modules: cuda.core.graph cimports this module, and an
+    object cannot be a GraphBuilder before that module is loaded."""
+    mod = sys.modules.get("cuda.core.graph._graph_builder")
+    if mod is None or not isinstance(arg, mod.GraphBuilder):
+        return None
+    own = arg.stream
+    if own is None:
+        raise RuntimeError("Graph builder has been closed.")
+    (<Stream>own)._check_open()
+    return <Stream>own
+
+
 cpdef Stream Stream_accept(arg, bint allow_stream_protocol=False):
     """The Stream that `arg` names: a Stream (open), or with `allow_stream_protocol`
     an object with ``__cuda_stream__``. None or any other type is a TypeError."""
@@ -433,6 +495,9 @@ cpdef Stream Stream_accept(arg, bint allow_stream_protocol=False):
     if arg is None:
         raise TypeError("stream must be a Stream (or an object with __cuda_stream__), not None; "
                         "pass stream=device.default_stream to use the default stream")
+    own = _graph_builder_stream(arg)
+    if own is not None:
+        return own
     if allow_stream_protocol and hasattr(arg, "__cuda_stream__"):
         return Stream._from_foreign(arg)
     raise TypeError(f"stream must be a Stream (or an object with __cuda_stream__), not {type(arg).__name__}")

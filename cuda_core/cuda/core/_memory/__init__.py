@@ -3,6 +3,8 @@ from cuda.core._memory._buffer import *  # noqa: F403
 from cuda.core._memory._buffer import __all__ as _buffer_all
 from cuda.core._memory._device_memory_resource import *  # noqa: F403
 from cuda.core._memory._device_memory_resource import __all__ as _device_memory_resource_all
+from cuda.core._memory._graph_memory_resource import *  # noqa: F403
+from cuda.core._memory._graph_memory_resource import __all__ as _graph_memory_resource_all
 from cuda.core._memory._ipc import *  # noqa: F403
 from cuda.core._memory._ipc import __all__ as _ipc_all
 from cuda.core._memory._legacy import *  # noqa: F403
@@ -19,6 +21,7 @@ from cuda.core._memory._virtual_memory_resource import __all__ as _virtual_memor
 __all__ = [
     *_buffer_all,
     *_device_memory_resource_all,
+    *_graph_memory_resource_all,
     *_ipc_all,
     *_legacy_all,
     *_managed_buffer_all,

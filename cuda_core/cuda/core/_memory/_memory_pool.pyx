@@ -18,8 +18,10 @@ from cuda.core._resource_handles cimport (
     CU_MEMPOOL_ATTR_USED_MEM_HIGH, CUdeviceptr, CUmemAccess_flags, CUmemAccessDesc, CUmemAllocationHandleType,
     CUmemAllocationType, CUmemLocationType, CUmemPool_attribute, CUmemPoolProps, cuuint64_t,
     DevicePtrHandle, MemoryPoolHandle, StreamHandle, address_arg, check, create_deviceptr_handle,
-    create_memory_pool_handle, device_count, driver, memory_pool_has_free_reserve, not_instantiable,
+    create_memory_pool_handle, device_count, driver, memory_pool_has_free_reserve, memory_pool_set_access,
+    not_instantiable,
     primary_context, raise_last_error, size_arg,
+    CU_STREAM_CAPTURE_STATUS_NONE, CUstreamCaptureStatus, graph_driver,
 )
 from cuda.core._stream cimport Stream, as_stream, default_stream
 
@@ -129,6 +131,7 @@ cdef class _MemPool(MemoryResource):
         n = size_arg(size)
         if n == 0:
             return Buffer._wrap_as(self._buffer_type if self._buffer_type is not None else Buffer, h, 0, self)
+        _check_not_capturing(self, s)
         if n < _RELEASE_GIL_FROM_BYTES or memory_pool_has_free_reserve(self._pool, n):
             # Served from the pool's reserve: a GIL round trip would cost more
             # than the call. (The GIL is held throughout: no other thread can
@@ -251,6 +254,18 @@ cdef int MP_init_create_pool(_MemPool self, int ordinal, CUmemLocationType loc_t
     return 0
 
 
+cdef int _check_not_capturing(object mr, Stream s) except -1:
+    """RuntimeError when `s` is capturing (or its capture was invalidated): a
+    pool allocation there would be an allocation node of the graph, which is
+    GraphMemoryResource's job (upstream's rule)."""
+    cdef CUstreamCaptureStatus status = <CUstreamCaptureStatus>CU_STREAM_CAPTURE_STATUS_NONE
+    check(graph_driver().cuStreamIsCapturing_(s._raw(), &status))
+    if status != CU_STREAM_CAPTURE_STATUS_NONE:
+        raise RuntimeError(f"{type(mr).__name__} cannot perform memory operations on a capturing stream "
+                           "(consider using GraphMemoryResource).")
+    return 0
+
+
 cdef int MP_set_device_access(MemoryPoolHandle pool, int ordinal, bint read_write) except -1:
     """Grant (read-write) or revoke device `ordinal`'s access to `pool`."""
     cdef CUmemAccessDesc desc
@@ -258,7 +273,7 @@ cdef int MP_set_device_access(MemoryPoolHandle pool, int ordinal, bint read_writ
     desc.location.id = ordinal
     desc.flags = <CUmemAccess_flags>(CU_MEM_ACCESS_FLAGS_PROT_READWRITE if read_write
                                      else CU_MEM_ACCESS_FLAGS_PROT_NONE)
-    return check(driver().cuMemPoolSetAccess_(pool.get().pool, &desc, 1))
+    return check(memory_pool_set_access(pool, &desc, 1))   # relaxed capture mode (cpp/memory.hpp)
 
 
 cdef int MP_grant_every_device_access(MemoryPoolHandle pool) except -1:

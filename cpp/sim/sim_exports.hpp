@@ -1,0 +1,68 @@
+// sim_exports.hpp - which optional entry points of the core's table the simulator exports.
+// Included by sim_internal.hpp (the simulator) and cpp/tests/sim_test.cpp (its export check);
+// nothing else here, so the test sees the list without the simulator's internals.
+#pragma once
+
+#include "../driver.hpp"  // CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS
+
+// The optional entry points of the core's table (CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS)
+// that the simulator models; an optional one not listed here is absent, as from
+// an older driver, and the core's slot for it returns CUDA_ERROR_NOT_SUPPORTED.
+#define CUDA_SIM_OPTIONAL_FUNCTIONS(X)        \
+    X(cuCheckpointProcessGetState)            \
+    X(cuCheckpointProcessGetRestoreThreadId)  \
+    X(cuCheckpointProcessLock)                \
+    X(cuCheckpointProcessCheckpoint)          \
+    X(cuCheckpointProcessRestore)             \
+    X(cuCheckpointProcessUnlock)              \
+    X(cuArray3DCreate)                        \
+    X(cuArrayDestroy)                         \
+    X(cuArray3DGetDescriptor)                 \
+    X(cuMipmappedArrayCreate)                 \
+    X(cuMipmappedArrayDestroy)                \
+    X(cuMipmappedArrayGetLevel)               \
+    X(cuTexObjectCreate)                      \
+    X(cuTexObjectDestroy)                     \
+    X(cuTexObjectGetResourceDesc)             \
+    X(cuSurfObjectCreate)                     \
+    X(cuSurfObjectDestroy)                    \
+    X(cuMemcpy3DAsync)                        \
+    X(cuDeviceGetDevResource)                 \
+    X(cuDevSmResourceSplitByCount)            \
+    X(cuDevSmResourceSplit)                   \
+    X(cuDevResourceGenerateDesc)              \
+    X(cuGreenCtxCreate)                       \
+    X(cuGreenCtxDestroy)                      \
+    X(cuCtxFromGreenCtx)                      \
+    X(cuGreenCtxGetDevResource)               \
+    X(cuCtxGetDevResource)                    \
+    X(cuGreenCtxStreamCreate)                 \
+    CUDA_SIM_MANAGED_OPS_FUNCTIONS(X)         \
+    CUDA_SIM_TENSOR_MAP_FUNCTIONS(X)          \
+    CUDA_SIM_GRAPHICS_FUNCTIONS(X)
+
+// Managed-memory advice, prefetches, discards and batched copies (api_managed_ops.cpp).
+#define CUDA_SIM_MANAGED_OPS_FUNCTIONS(X) \
+    X(cuMemAdvise)                        \
+    X(cuMemPrefetchAsync)                 \
+    X(cuMemRangeGetAttribute)             \
+    X(cuMemPrefetchBatchAsync)            \
+    X(cuMemDiscardBatchAsync)             \
+    X(cuMemDiscardAndPrefetchBatchAsync)  \
+    X(cuMemcpyBatchAsync)
+
+// Tensor map encoding (api_tensor_maps.cpp).
+#define CUDA_SIM_TENSOR_MAP_FUNCTIONS(X) \
+    X(cuTensorMapEncodeTiled)            \
+    X(cuTensorMapEncodeIm2col)           \
+    X(cuTensorMapEncodeIm2colWide)       \
+    X(cuTensorMapReplaceAddress)
+
+// OpenGL interop (api_graphics.cpp; its GL stand-ins cuSimGLCreateBuffer / cuSimGLDeleteBuffer are helpers).
+#define CUDA_SIM_GRAPHICS_FUNCTIONS(X)    \
+    X(cuGraphicsGLRegisterBuffer)         \
+    X(cuGraphicsGLRegisterImage)          \
+    X(cuGraphicsUnregisterResource)       \
+    X(cuGraphicsMapResources)             \
+    X(cuGraphicsUnmapResources)           \
+    X(cuGraphicsResourceGetMappedPointer)

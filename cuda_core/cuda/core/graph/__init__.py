@@ -1,0 +1,22 @@
+"""cuda.core.graph: CUDA graphs (upstream cuda-core 1.2.2's module).
+
+Graphs are built by stream capture (:class:`GraphBuilder`) and launched as an
+executable :class:`Graph`. :class:`GraphDefinition` creates, views, prints
+and instantiates graphs; adding nodes to it explicitly, the node classes,
+conditional nodes and executable-node views keep upstream's names and
+signatures and raise :class:`NotImplementedError` (not implemented yet).
+"""
+from cuda.core.graph import _graph_builder, _graph_definition, _graph_node, _subclasses
+from cuda.core.graph._graph_builder import *  # noqa: F403
+from cuda.core.graph._graph_definition import *  # noqa: F403
+from cuda.core.graph._graph_node import *  # noqa: F403
+from cuda.core.graph._subclasses import *  # noqa: F403
+
+__all__ = [
+    *_graph_builder.__all__,
+    *_graph_definition.__all__,
+    *_graph_node.__all__,
+    *_subclasses.__all__,
+]
+
+del _graph_builder, _graph_definition, _graph_node, _subclasses

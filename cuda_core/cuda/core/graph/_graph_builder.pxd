@@ -1,0 +1,26 @@
+from cuda.core._resource_handles cimport GraphExecHandle, GraphHandle
+from cuda.core._stream cimport Stream
+
+
+cdef class GraphBuilder:
+    cdef Stream _stream
+    cdef int _kind            # _PRIMARY or _FORKED
+    cdef int _state           # _NOT_STARTED, _CAPTURING, _ENDED
+    cdef bint _closed
+    cdef GraphHandle _graph   # the captured graph, after end_building (primary builders)
+    cdef list _retained       # host callbacks and their copied user data, kept for the graph's lifetime
+    cdef object __weakref__
+
+    cdef int _check_open(self) except -1
+
+
+cdef class Graph:
+    cdef GraphExecHandle _h
+    cdef list _retained       # what the source graph's host callbacks need
+    cdef object __weakref__
+
+    cdef int _check_open(self) except -1
+
+
+# A primary GraphBuilder capturing on `stream` (Device/Stream.create_graph_builder).
+cpdef GraphBuilder GraphBuilder_for_stream(Stream stream)

@@ -1,0 +1,643 @@
+# cython: language_level=3
+# distutils: language = c++
+"""Graphs built by stream capture: :class:`GraphBuilder`, the executable
+:class:`Graph`, and their options (module ``cuda.core.graph._graph_builder``).
+
+Every driver call goes through the package's driver table: the captured graph
+and the executable graph are C++ handles (cpp/graph.hpp) whose deleters
+destroy them.
+"""
+import ctypes
+from dataclasses import dataclass
+
+from libc.stdint cimport uint64_t, uintptr_t
+
+from cuda.core._resource_handles cimport (
+    CU_STREAM_CAPTURE_MODE_GLOBAL, CU_STREAM_CAPTURE_MODE_RELAXED, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+    CU_STREAM_CAPTURE_STATUS_ACTIVE, CU_STREAM_CAPTURE_STATUS_INVALIDATED, CU_STREAM_CAPTURE_STATUS_NONE,
+    CU_STREAM_SET_CAPTURE_DEPENDENCIES, CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH,
+    CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH, CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD,
+    CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY, CUDA_SUCCESS, CUgraph, CUgraphEdgeData, CUgraphNode, CUhostFn,
+    CUresult, CUstream, CUstreamCaptureMode, CUstreamCaptureStatus, ContextHandle, GraphExecHandle, GraphHandle,
+    StreamHandle, check, coerce_options, graph_driver, graph_end_capture, graph_instantiate, raise_last_error,
+    require_driver,
+)
+from cuda.core._stream cimport Stream, as_stream
+from cuda.core.graph._graph_definition cimport GraphDefinition, GraphDefinition_view
+
+__all__ = ['Graph', 'GraphBuilder', 'GraphCompleteOptions', 'GraphDebugPrintOptions']
+
+# Builder kinds: a primary builder owns its capture; a forked one (split)
+# captures on its own stream and is joined back into the primary.
+cdef enum:
+    _PRIMARY = 0
+    _FORKED = 1
+
+# Capture states: primary builders go NOT_STARTED -> CAPTURING -> ENDED;
+# forked builders are CAPTURING until joined (and closed).
+cdef enum:
+    _NOT_STARTED = 0
+    _CAPTURING = 1
+    _ENDED = 2
+
+# CUgraphDebugDot_flags, in the order of GraphDebugPrintOptions' fields (bit i).
+_DOT_FLAG_FIELDS = (
+    "verbose", "runtime_types", "kernel_node_params", "memcpy_node_params", "memset_node_params",
+    "host_node_params", "event_node_params", "ext_semas_signal_node_params", "ext_semas_wait_node_params",
+    "kernel_node_attributes", "handles", "mem_alloc_node_params", "mem_free_node_params",
+    "batch_mem_op_node_params", "extra_topo_info", "conditional_node_params",
+)
+
+_CUHOSTFN_HINT = "ctypes.CFUNCTYPE(None, ctypes.c_void_p)"
+
+
+@dataclass
+class GraphDebugPrintOptions:
+    """Options for :meth:`GraphBuilder.debug_dot_print` (a dataclass).
+
+    Attributes
+    ----------
+    verbose : bool
+        Output all debug data as if every debug flag is enabled (default False).
+    runtime_types : bool
+        Use CUDA Runtime structures for output (default False).
+    kernel_node_params : bool
+        Adds kernel parameter values to output (default False).
+    memcpy_node_params : bool
+        Adds memcpy parameter values to output (default False).
+    memset_node_params : bool
+        Adds memset parameter values to output (default False).
+    host_node_params : bool
+        Adds host parameter values to output (default False).
+    event_node_params : bool
+        Adds event parameter values to output (default False).
+    ext_semas_signal_node_params : bool
+        Adds external semaphore signal parameter values to output (default False).
+    ext_semas_wait_node_params : bool
+        Adds external semaphore wait parameter values to output (default False).
+    kernel_node_attributes : bool
+        Adds kernel node attributes to output (default False).
+    handles : bool
+        Adds node handles and every kernel function handle to output (default False).
+    mem_alloc_node_params : bool
+        Adds memory alloc parameter values to output (default False).
+    mem_free_node_params : bool
+        Adds memory free parameter values to output (default False).
+    batch_mem_op_node_params : bool
+        Adds batch mem op parameter values to output (default False).
+    extra_topo_info : bool
+        Adds edge numbering information (default False).
+    conditional_node_params : bool
+        Adds conditional node parameter values to output (default False).
+    """
+    verbose: bool = False
+    runtime_types: bool = False
+    kernel_node_params: bool = False
+    memcpy_node_params: bool = False
+    memset_node_params: bool = False
+    host_node_params: bool = False
+    event_node_params: bool = False
+    ext_semas_signal_node_params: bool = False
+    ext_semas_wait_node_params: bool = False
+    kernel_node_attributes: bool = False
+    handles: bool = False
+    mem_alloc_node_params: bool = False
+    mem_free_node_params: bool = False
+    batch_mem_op_node_params: bool = False
+    extra_topo_info: bool = False
+    conditional_node_params: bool = False
+
+    def _to_flags(self) -> int:
+        """The driver's CUgraphDebugDot_flags for these options (internal use)."""
+        flags = 0
+        for bit, field in enumerate(_DOT_FLAG_FIELDS):
+            if getattr(self, field):
+                flags |= 1 << bit
+        return flags
+
+
+@dataclass
+class GraphCompleteOptions:
+    """Options for graph instantiation (a dataclass).
+
+    Attributes
+    ----------
+    auto_free_on_launch : bool, optional
+        Automatically free memory allocated in a graph before relaunching (default False).
+    upload_stream : Stream, optional
+        Stream to upload the graph on right after instantiation (default None).
+    device_launch : bool, optional
+        Make the graph launchable from the device; not together with
+        ``auto_free_on_launch`` (default False).
+    use_node_priority : bool, optional
+        Run the graph with the per-node priority attributes rather than the
+        priority of the stream it is launched into (default False).
+    """
+    auto_free_on_launch: bool = False
+    upload_stream: Stream | None = None
+    device_launch: bool = False
+    use_node_priority: bool = False
+
+
+cdef object _retained_for(object source):
+    """The host callbacks a graph made from `source` must keep alive."""
+    if isinstance(source, GraphBuilder):
+        return (<GraphBuilder>source)._retained
+    return []
+
+
+def _instantiate_graph(source, options: GraphCompleteOptions | None = None) -> Graph:
+    """Instantiate `source` (a finished GraphBuilder or a GraphDefinition) into a :class:`Graph`."""
+    cdef GraphHandle g
+    cdef StreamHandle upload
+    cdef uint64_t flags = 0
+    cdef Graph graph
+    options = coerce_options(options, GraphCompleteOptions)
+    if isinstance(source, GraphBuilder):
+        g = (<GraphBuilder>source)._graph
+    elif isinstance(source, GraphDefinition):
+        g = (<GraphDefinition>source)._graph_handle()
+    else:
+        raise TypeError(f"source must be a GraphBuilder or a GraphDefinition, not {type(source).__name__}")
+    if not g:
+        raise RuntimeError("Graph has not finished building.")
+    if options is not None:
+        if options.auto_free_on_launch:
+            flags |= CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+        if options.upload_stream is not None:
+            flags |= CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD
+            upload = as_stream(options.upload_stream)._h
+        if options.device_launch:
+            flags |= CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
+        if options.use_node_priority:
+            flags |= CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
+    graph = Graph.__new__(Graph)
+    graph._h = graph_instantiate(g, flags, upload)
+    if not graph._h:
+        raise_last_error()
+    graph._retained = _retained_for(source)
+    return graph
+
+
+cpdef GraphBuilder GraphBuilder_for_stream(Stream stream):
+    """A primary builder that will capture on `stream` (not started)."""
+    cdef GraphBuilder gb = GraphBuilder.__new__(GraphBuilder)
+    stream._check_open()
+    gb._stream = stream
+    gb._kind = _PRIMARY
+    gb._state = _NOT_STARTED
+    gb._retained = []
+    return gb
+
+
+cdef GraphBuilder _forked_builder(Stream stream, list retained):
+    """A builder on `stream`, which already joined the capture by waiting on an event."""
+    cdef GraphBuilder gb = GraphBuilder_for_stream(stream)
+    gb._kind = _FORKED
+    gb._state = _CAPTURING
+    gb._retained = retained
+    return gb
+
+
+cdef void _run_python_host_callback(void* fn) noexcept with gil:
+    # The driver's host-function thunk for a Python callable: takes the GIL and
+    # calls it; an exception is reported as unraisable (there is no caller).
+    (<object>fn)()
+
+
+cdef int _capture_mode(object mode) except -1:
+    """The CUstreamCaptureMode of a build mode name."""
+    if mode == "global":
+        return CU_STREAM_CAPTURE_MODE_GLOBAL
+    if mode == "thread_local":
+        return CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+    if mode == "relaxed":
+        return CU_STREAM_CAPTURE_MODE_RELAXED
+    raise ValueError(f"Unsupported build mode: {mode}")
+
+
+cdef class GraphBuilder:
+    """A graph under construction by stream capture.
+
+    A graph groups CUDA kernels and other CUDA operations with a dependency
+    tree and launches them together. Create builders with
+    :meth:`Device.create_graph_builder` or :meth:`Stream.create_graph_builder`
+    (direct construction is ambiguous and not supported), call
+    :meth:`begin_building`, enqueue work on the builder (it is a stream:
+    ``launch(builder, ...)``, ``buffer.copy_from(..., stream=builder)``), then
+    :meth:`end_building` and :meth:`complete`.
+
+    Operations recorded during capture reference your memory but do not take
+    ownership of it: keep the operands alive while the completed graph may
+    run. Host callbacks added with :meth:`callback` are retained for the
+    graph's lifetime.
+    """
+
+    def __init__(self):
+        raise NotImplementedError(
+            "directly creating a GraphBuilder object can be ambiguous. Please either "
+            "call Device.create_graph_builder() or stream.create_graph_builder()"
+        )
+
+    def __dealloc__(self):
+        # A primary builder dropped while capturing ends its capture; the
+        # partial graph is destroyed with the handle.
+        cdef GraphHandle discarded
+        if self._stream is not None and self._state == _CAPTURING and self._kind == _PRIMARY and not self._closed:
+            discarded = graph_end_capture(self._stream._h, self._stream._h.get().context)
+
+    @staticmethod
+    def _init(stream):
+        """A primary builder on `stream` (upstream's internal constructor)."""
+        return GraphBuilder_for_stream(as_stream(stream))
+
+    cdef int _check_open(self) except -1:
+        if self._closed:
+            raise RuntimeError("Graph builder has been closed.")
+        return 0
+
+    def close(self):
+        """Destroy the graph builder (a primary builder still capturing ends its capture first)."""
+        cdef GraphHandle discarded
+        cdef bint failed = False
+        if self._closed:
+            return
+        if self._state == _CAPTURING and self._kind == _PRIMARY:
+            discarded = graph_end_capture(self._stream._h, self._stream._h.get().context)
+            failed = not discarded
+        self._graph.reset()
+        self._state = _ENDED
+        self._closed = True
+        self._stream = None
+        if failed:   # closed all the same: the driver ended the capture either way
+            raise_last_error()
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether this graph builder has been closed."""
+        return self._closed
+
+    @property
+    def stream(self) -> Stream:
+        """The stream the graph builder captures on (None once closed)."""
+        return self._stream
+
+    @property
+    def is_join_required(self) -> bool:
+        """True for a builder made by :meth:`split`: it must be joined before building ends."""
+        return self._kind == _FORKED
+
+    @property
+    def graph_definition(self) -> GraphDefinition:
+        """The captured graph as a :class:`~graph.GraphDefinition` view (primary
+        builders, after :meth:`end_building`; the view outlives the builder).
+
+        Raises :class:`RuntimeError` if the builder is closed, forked, building,
+        or has not started building.
+        """
+        self._check_open()
+        if self._kind == _FORKED:
+            raise RuntimeError("A forked GraphBuilder has no graph of its own; use the primary builder")
+        if self._state == _NOT_STARTED:
+            raise RuntimeError("graph_definition is not available before begin_building() (no graph yet)")
+        if self._state == _CAPTURING:
+            raise RuntimeError("graph_definition is not available while the capture is in progress; "
+                               "call end_building() first")
+        if not self._graph:
+            raise RuntimeError("Graph has not finished building.")
+        return GraphDefinition_view(self._graph)
+
+    def begin_building(self, mode="relaxed") -> GraphBuilder:
+        """Begin capturing work enqueued on :attr:`stream`; returns self.
+
+        `mode` controls which potentially unsafe API calls are prohibited while
+        capturing: ``"global"`` (in every thread that has not chosen relaxed
+        mode), ``"thread_local"`` (in this thread), ``"relaxed"`` (none; the
+        default). Raises :class:`RuntimeError` if already building or ended,
+        :class:`ValueError` for an unknown mode.
+        """
+        cdef CUstreamCaptureMode c_mode
+        cdef CUstream raw
+        cdef CUresult r
+        self._check_open()
+        if self._state != _NOT_STARTED:
+            if self._state == _CAPTURING:
+                raise RuntimeError("Graph builder is already building.")
+            raise RuntimeError("Cannot resume building after building has ended.")
+        c_mode = <CUstreamCaptureMode>_capture_mode(mode)
+        raw = self._stream._raw()
+        with nogil:
+            r = graph_driver().cuStreamBeginCapture_(raw, c_mode)
+        check(r)
+        self._state = _CAPTURING
+        return self
+
+    @property
+    def is_building(self) -> bool:
+        """True while the builder's stream is capturing; raises :class:`RuntimeError`
+        if the capture was invalidated (it must then be ended)."""
+        cdef CUstreamCaptureStatus status = <CUstreamCaptureStatus>CU_STREAM_CAPTURE_STATUS_NONE
+        cdef CUstream raw
+        cdef CUresult r
+        if self._closed:
+            return False
+        raw = self._stream._raw()
+        with nogil:
+            r = graph_driver().cuStreamIsCapturing_(raw, &status)
+        check(r)
+        if status == CU_STREAM_CAPTURE_STATUS_NONE:
+            return False
+        if status == CU_STREAM_CAPTURE_STATUS_ACTIVE:
+            return True
+        if status == CU_STREAM_CAPTURE_STATUS_INVALIDATED:
+            raise RuntimeError(
+                "Build process encountered an error and has been invalidated. Build process must now be ended.")
+        raise NotImplementedError(f"Unsupported capture status type received: {status}")
+
+    def end_building(self) -> GraphBuilder:
+        """End the capture; returns self. Raises :class:`RuntimeError` if not building,
+        :class:`~cuda.core._utils.cuda_utils.CUDAError` if the driver rejects the
+        capture (invalidated, unjoined forks...)."""
+        cdef GraphHandle g
+        self._check_open()
+        try:
+            building = self.is_building
+        except RuntimeError:
+            building = True   # invalidated: ending it reports the driver's error
+        if not building:
+            raise RuntimeError("Graph builder is not building.")
+        g = graph_end_capture(self._stream._h, self._stream._h.get().context)
+        self._state = _ENDED
+        if not g:
+            raise_last_error()
+        self._graph = g
+        return self
+
+    def complete(self, options: GraphCompleteOptions | None = None) -> Graph:
+        """Instantiate the finished graph; returns the executable :class:`Graph`.
+
+        `options` is a :class:`GraphCompleteOptions` (or a dict of its fields).
+        Raises :class:`RuntimeError` if building has not ended.
+        """
+        self._check_open()
+        if self._state != _ENDED:
+            raise RuntimeError("Graph has not finished building.")
+        return _instantiate_graph(self, options)
+
+    def debug_dot_print(self, path, options: GraphDebugPrintOptions | None = None):
+        """Write a GraphViz DOT description of the finished graph to `path`.
+
+        `options` is a :class:`GraphDebugPrintOptions`. Raises :class:`RuntimeError`
+        if building has not ended.
+        """
+        cdef unsigned int flags
+        cdef bytes b_path
+        cdef const char* c_path
+        cdef CUgraph g
+        cdef CUresult r
+        self._check_open()
+        if self._state != _ENDED or not self._graph:
+            raise RuntimeError("Graph has not finished building.")
+        options = coerce_options(options, GraphDebugPrintOptions)
+        flags = options._to_flags() if options is not None else 0
+        b_path = path.encode() if isinstance(path, str) else bytes(path)
+        c_path = b_path
+        g = self._graph.get().graph
+        with nogil:
+            r = graph_driver().cuGraphDebugDotPrint_(g, c_path, flags)
+        check(r)
+
+    def split(self, count) -> tuple:
+        """Split into `count` builders that inherit this builder's work dependencies.
+
+        The first builder of the returned tuple is this one; the others capture
+        on new streams and must be joined back (:meth:`join`) before building ends.
+        """
+        self._check_open()
+        if count < 2:
+            raise ValueError(f"Invalid split count: expecting >= 2, got {count}")
+        if self._state != _CAPTURING:
+            raise RuntimeError("Graph builder must be building before it can be split.")
+        event = self._stream.record()
+        result = [self]
+        try:
+            for _ in range(count - 1):
+                stream = self._stream.device.create_stream()
+                stream.wait(event)
+                result.append(_forked_builder(stream, self._retained))
+        finally:
+            event.close()
+        return tuple(result)
+
+    @staticmethod
+    def join(*graph_builders) -> GraphBuilder:
+        """Join builders into one, which inherits all their work dependencies.
+
+        Returns the first builder that needs no join (or the first one); every
+        other builder is joined into it and closed.
+        """
+        if any(not isinstance(builder, GraphBuilder) for builder in graph_builders):
+            raise TypeError("All arguments must be GraphBuilder instances")
+        if len(graph_builders) < 2:
+            raise ValueError("Must join with at least two graph builders")
+        root_idx = 0
+        for i, builder in enumerate(graph_builders):
+            if not builder.is_join_required:
+                root_idx = i
+                break
+        root = graph_builders[root_idx]
+        for idx, builder in enumerate(graph_builders):
+            if idx == root_idx:
+                continue
+            root.stream.wait(builder.stream)
+            builder.close()
+        return root
+
+    def __cuda_stream__(self):
+        """The stream protocol: ``(0, address of the capturing CUstream)``."""
+        self._check_open()
+        return self._stream.__cuda_stream__()
+
+    def _get_conditional_context(self):
+        """The builder's context (upstream uses it for conditional handles)."""
+        self._check_open()
+        return self._stream.context.handle
+
+    def create_condition(self, default_value=None):
+        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
+        :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphBuilder.create_condition: conditional graph nodes are not implemented "
+                                  "in cuda-core-ipcsafe")
+
+    def if_then(self, condition):
+        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
+        :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphBuilder.if_then: conditional graph nodes are not implemented "
+                                  "in cuda-core-ipcsafe")
+
+    def if_else(self, condition):
+        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
+        :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphBuilder.if_else: conditional graph nodes are not implemented "
+                                  "in cuda-core-ipcsafe")
+
+    def switch(self, condition, count):
+        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
+        :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphBuilder.switch: conditional graph nodes are not implemented "
+                                  "in cuda-core-ipcsafe")
+
+    def while_loop(self, condition):
+        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
+        :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphBuilder.while_loop: conditional graph nodes are not implemented "
+                                  "in cuda-core-ipcsafe")
+
+    def embed(self, GraphBuilder child):
+        """Embed a finished builder's graph as a child-graph node after the work
+        captured so far (the driver clones the child graph).
+
+        Raises :class:`ValueError` if `child` has not finished building or this
+        builder is not building.
+        """
+        cdef CUstreamCaptureStatus status = <CUstreamCaptureStatus>CU_STREAM_CAPTURE_STATUS_NONE
+        cdef CUgraph graph = NULL
+        cdef const CUgraphNode* deps = NULL
+        cdef const CUgraphEdgeData* edges = NULL
+        cdef size_t ndeps = 0
+        cdef CUgraphNode node = NULL
+        cdef CUstream raw
+        cdef CUgraph c_child
+        cdef CUresult r
+        self._check_open()
+        if child._state != _ENDED or not child._graph:
+            raise ValueError("Child graph has not finished building.")
+        if not self.is_building:
+            raise ValueError("Parent graph is not being built.")
+        raw = self._stream._raw()
+        c_child = child._graph.get().graph
+        with nogil:
+            r = graph_driver().cuStreamGetCaptureInfo_(raw, &status, NULL, &graph, &deps, &edges, &ndeps)
+            if r == CUDA_SUCCESS:
+                r = graph_driver().cuGraphAddChildGraphNode_(&node, graph, deps, ndeps, c_child)
+            if r == CUDA_SUCCESS:
+                r = graph_driver().cuStreamUpdateCaptureDependencies_(raw, &node, NULL, 1,
+                                                                     CU_STREAM_SET_CAPTURE_DEPENDENCIES)
+        check(r)
+
+    def callback(self, fn, *, user_data=None):
+        """Capture a host callback: `fn` runs on the host when the graph reaches this point.
+
+        `fn` is a Python callable taking no arguments (the GIL is taken for it;
+        `user_data` must then be None), or a ctypes function pointer declared
+        as ``ctypes.CFUNCTYPE(None, ctypes.c_void_p)`` that receives
+        `user_data`: an int (a raw pointer, the caller's to keep valid) or a
+        bytes-like object (copied; the copy lives as long as the graph). The
+        callable, the ctypes wrapper's reference and the copy are retained for
+        the graph's lifetime. Callbacks must not call CUDA.
+
+        Raises :class:`ValueError` for `user_data` with a Python callable,
+        :class:`TypeError` for a ctypes pointer of another prototype.
+        """
+        cdef CUhostFn c_fn
+        cdef void* c_data = NULL
+        cdef CUstream raw
+        cdef CUresult r
+        self._check_open()
+        if isinstance(fn, ctypes._CFuncPtr):
+            if fn.restype is not None or tuple(fn.argtypes or ()) != (ctypes.c_void_p,):
+                raise TypeError(f"ctypes host callback must be declared as {_CUHOSTFN_HINT} "
+                                f"(restype={fn.restype!r}, argtypes={fn.argtypes!r})")
+            c_fn = <CUhostFn><uintptr_t>ctypes.cast(fn, ctypes.c_void_p).value
+            if user_data is None:
+                kept = (fn,)
+            elif isinstance(user_data, int):
+                c_data = <void*><uintptr_t>user_data
+                kept = (fn,)
+            else:
+                copy = ctypes.create_string_buffer(bytes(memoryview(user_data)))
+                c_data = <void*><uintptr_t>ctypes.addressof(copy)
+                kept = (fn, copy)
+        elif callable(fn):
+            if user_data is not None:
+                raise ValueError("user_data is only supported with ctypes function pointers")
+            c_fn = <CUhostFn>_run_python_host_callback
+            c_data = <void*>fn
+            kept = (fn,)
+        else:
+            raise TypeError(f"fn must be callable or a ctypes function pointer, not {type(fn).__name__}")
+        raw = self._stream._raw()
+        with nogil:
+            r = graph_driver().cuLaunchHostFunc_(raw, c_fn, c_data)
+        check(r)
+        self._retained.append(kept)
+
+
+cdef class Graph:
+    """An executable graph, made by :meth:`GraphBuilder.complete` or
+    :meth:`GraphDefinition.instantiate`; launch it on any stream of its device.
+    """
+
+    def __init__(self):
+        raise RuntimeError("directly constructing a Graph instance is not supported")
+
+    cdef int _check_open(self) except -1:
+        if not self._h:
+            raise RuntimeError("This Graph has been closed")
+        return 0
+
+    def close(self):
+        """Destroy the executable graph (idempotent)."""
+        self._h.reset()
+        self._retained = None
+
+    @property
+    def is_closed(self) -> bool:
+        """Whether this executable graph has been closed."""
+        return not self._h
+
+    @property
+    def handle(self):
+        """The raw ``CUgraphExec`` address as an int (0 once closed)."""
+        return <uintptr_t>self._h.get().exec if self._h else 0
+
+    def __getitem__(self, node):
+        """Executable-node views are not implemented in cuda-core-ipcsafe: raises
+        :class:`NotImplementedError`."""
+        raise NotImplementedError("Graph[node]: executable graph node views are not implemented in cuda-core-ipcsafe")
+
+    def update(self, source):
+        """Whole-graph update is not implemented in cuda-core-ipcsafe: raises
+        :class:`NotImplementedError` (after upstream's argument checks:
+        :class:`ValueError` for a closed or unfinished source builder,
+        :class:`TypeError` for another type)."""
+        if isinstance(source, GraphBuilder):
+            if (<GraphBuilder>source)._closed:
+                raise ValueError("Source graph builder has been closed.")
+            if (<GraphBuilder>source)._state != _ENDED:
+                raise ValueError("Graph has not finished building.")
+        elif not isinstance(source, GraphDefinition):
+            raise TypeError(f"source must be a GraphBuilder or a GraphDefinition, not {type(source).__name__}")
+        raise NotImplementedError("Graph.update is not implemented in cuda-core-ipcsafe")
+
+    def upload(self, stream):
+        """Upload the graph's resources on `stream` ahead of its first launch."""
+        cdef Stream s = as_stream(stream)
+        cdef CUstream raw = s._raw()
+        cdef CUresult r
+        self._check_open()
+        cdef GraphExecHandle keep = self._h
+        with nogil:
+            r = graph_driver().cuGraphUpload_(keep.get().exec, raw)
+        check(r)
+
+    def launch(self, stream):
+        """Launch the graph on `stream` (the GIL is released; host callbacks take it)."""
+        cdef Stream s = as_stream(stream)
+        cdef CUstream raw = s._raw()
+        cdef CUresult r
+        self._check_open()
+        cdef GraphExecHandle keep = self._h
+        with nogil:
+            r = graph_driver().cuGraphLaunch_(keep.get().exec, raw)
+        check(r)

@@ -1,0 +1,247 @@
+# cython: language_level=3
+# distutils: language = c++
+"""cuda.core.graph._graph_definition: explicit graph definitions and the
+condition variables of conditional nodes.
+
+A :class:`GraphDefinition` owns (or views) a ``CUgraph`` through a C++ handle
+(cpp/graph.hpp): an empty one can be created, a builder's captured graph is
+viewed (:attr:`GraphBuilder.graph_definition`), and either can be printed and
+instantiated, and its nodes and edges listed. Adding nodes explicitly is not
+implemented in cuda-core-ipcsafe yet: those methods keep upstream 1.2.2's signatures and raise
+:class:`NotImplementedError`; so does everything of :class:`GraphCondition`
+(conditional nodes are not implemented).
+"""
+from libc.stdint cimport uintptr_t
+
+from libcpp.vector cimport vector
+
+from cuda.core._resource_handles cimport (
+    CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
+    primary_context, raise_last_error,
+)
+
+from cuda.core.graph._graph_node cimport GraphNode
+
+from cuda.core.graph._subclasses import _NODE_CLASSES
+from cuda.core.typing import GraphMemoryType
+
+__all__ = ['GraphCondition', 'GraphDefinition']
+
+
+cdef class GraphCondition:
+    """A condition variable of conditional graph nodes.
+
+    Conditional nodes are not implemented in cuda-core-ipcsafe: no condition
+    can be created (:meth:`GraphBuilder.create_condition` raises
+    :class:`NotImplementedError`).
+    """
+
+    def __repr__(self):
+        return f"<GraphCondition handle=0x{self._handle:x}>"
+
+    def __eq__(self, other):
+        return isinstance(other, GraphCondition) and (<GraphCondition>other)._handle == self._handle
+
+    def __hash__(self):
+        return hash(("GraphCondition", self._handle))
+
+    @property
+    def handle(self):
+        """The raw ``CUgraphConditionalHandle`` as an int."""
+        return self._handle
+
+
+cdef GraphDefinition GraphDefinition_view(GraphHandle graph):
+    cdef GraphDefinition d = GraphDefinition.__new__(GraphDefinition)
+    d._h = graph
+    return d
+
+
+cdef class GraphDefinition:
+    """A graph definition: a ``CUgraph`` that can be printed and instantiated
+    into an executable :class:`~cuda.core.graph.Graph`.
+
+    ``GraphDefinition()`` creates an empty graph (in the current device's
+    primary context, device 0 without a current context). Adding nodes
+    explicitly is not implemented in cuda-core-ipcsafe yet (those methods raise
+    :class:`NotImplementedError`); build graphs by stream capture
+    (:class:`~cuda.core.graph.GraphBuilder`) instead.
+    """
+
+    def __init__(self):
+        cdef int ordinal = current_device_ordinal()
+        self._h = create_graph_handle(primary_context(ordinal if ordinal >= 0 else 0))
+        if not self._h:
+            raise_last_error()
+
+    cdef GraphHandle _graph_handle(self) except *:
+        if not self._h:
+            raise RuntimeError("This GraphDefinition is no longer valid")
+        return self._h
+
+    def __repr__(self):
+        return f"<GraphDefinition handle=0x{self.handle:x}>" if self._h else "<GraphDefinition invalid>"
+
+    def __eq__(self, other):
+        return (isinstance(other, GraphDefinition) and self._h.get() != NULL
+                and (<GraphDefinition>other)._h.get() == self._h.get())
+
+    def __hash__(self):
+        return hash(("GraphDefinition", <uintptr_t>self._h.get().graph if self._h else 0))
+
+    @property
+    def is_valid(self) -> bool:
+        """Whether this graph definition still holds its graph."""
+        return self._h.get() != NULL
+
+    @property
+    def _entry(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition._entry: adding nodes to a graph definition is not implemented "
+                                  "in cuda-core-ipcsafe")
+
+    @property
+    def handle(self):
+        """The raw ``CUgraph`` address as an int."""
+        return <uintptr_t>self._graph_handle().get().graph
+
+    def instantiate(self, options=None):
+        """Instantiate into an executable :class:`~cuda.core.graph.Graph`
+        (`options`: a :class:`~cuda.core.graph.GraphCompleteOptions`)."""
+        # Imported here: _graph_builder cimports this module.
+        from cuda.core.graph._graph_builder import _instantiate_graph
+        return _instantiate_graph(self, options)
+
+    def debug_dot_print(self, path, options=None):
+        """Write a GraphViz DOT description of the graph to `path`
+        (`options`: a :class:`~cuda.core.graph.GraphDebugPrintOptions`)."""
+        from cuda.core.graph._graph_builder import GraphDebugPrintOptions   # (see instantiate)
+        cdef GraphHandle g = self._graph_handle()
+        cdef unsigned int flags
+        cdef bytes b_path = path.encode() if isinstance(path, str) else bytes(path)
+        cdef const char* c_path = b_path
+        cdef CUresult r
+        if isinstance(options, dict):
+            options = GraphDebugPrintOptions(**options)
+        flags = options._to_flags() if options is not None else 0
+        with nogil:
+            r = graph_driver().cuGraphDebugDotPrint_(g.get().graph, c_path, flags)
+        check(r)
+
+    def allocate(self, size, *, device=None, memory_type=GraphMemoryType.DEVICE, peer_access=None):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.allocate: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+    def callback(self, fn, *, user_data=None):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.callback: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+    def create_condition(self, default_value=None):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.create_condition: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+    def deallocate(self, dptr):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.deallocate: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+
+    def embed(self, child):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.embed: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+
+    def if_else(self, condition):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.if_else: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+    def if_then(self, condition):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.if_then: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+
+    def launch(self, config, kernel, *args):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.launch: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+    def memcpy(self, dst, src, size, *, dst_owner=None, src_owner=None):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.memcpy: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+    def memset(self, dst, value, width, height=1, pitch=0, *, dst_owner=None):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.memset: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+
+    def record(self, event):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.record: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+    def switch(self, condition, count):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.switch: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+    def wait(self, event):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.wait: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+    def while_loop(self, condition):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("GraphDefinition.while_loop: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+
+    def nodes(self):
+        """The graph's nodes, as a set of :class:`~cuda.core.graph.GraphNode`
+        (of the subclass of each node's type)."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef size_t n = 0
+        cdef vector[CUgraphNode] raw
+        check(graph_driver().cuGraphGetNodes_(g.get().graph, NULL, &n))
+        raw.resize(n)
+        if n:
+            check(graph_driver().cuGraphGetNodes_(g.get().graph, raw.data(), &n))
+        return {self._node(<uintptr_t>raw[i]) for i in range(n)}
+
+    def edges(self):
+        """The graph's dependency edges, as a set of ``(from_node, to_node)`` pairs."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef size_t n = 0
+        cdef vector[CUgraphNode] src
+        cdef vector[CUgraphNode] dst
+        check(graph_driver().cuGraphGetEdges_(g.get().graph, NULL, NULL, NULL, &n))
+        src.resize(n)
+        dst.resize(n)
+        if n:
+            check(graph_driver().cuGraphGetEdges_(g.get().graph, src.data(), dst.data(), NULL, &n))
+        return {(self._node(<uintptr_t>src[i]), self._node(<uintptr_t>dst[i])) for i in range(n)}
+
+    cdef object _node(self, uintptr_t raw):
+        """The node object of `raw`, of its type's class."""
+        cdef CUgraphNodeType t
+        check(graph_driver().cuGraphNodeGetType_(<CUgraphNode>raw, &t))
+        cls = _NODE_CLASSES.get(<int>t, GraphNode)
+        cdef GraphNode node = cls.__new__(cls)
+        node._graph = self
+        node._node = raw
+        return node
+
+    def _add_empty_node(self, deps):
+        """A new EmptyNode depending on `deps` (GraphNodes of this graph)."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef vector[CUgraphNode] raw
+        cdef CUgraphNode node = NULL
+        for d in deps:
+            if not isinstance(d, GraphNode):
+                raise TypeError(f"nodes must be GraphNode objects, not {type(d).__name__}")
+            if (<GraphNode>d)._graph is None or (<GraphNode>d)._graph != self:
+                raise ValueError("every node must belong to this graph definition")
+            raw.push_back(<CUgraphNode>(<GraphNode>d)._node)
+        check(graph_driver().cuGraphAddEmptyNode_(&node, g.get().graph, raw.data() if raw.size() else NULL,
+                                                  raw.size()))
+        return self._node(<uintptr_t>node)
+
+    def empty(self):
+        """Add an :class:`~cuda.core.graph.EmptyNode` with no dependencies (an entry point)."""
+        return self._add_empty_node(())
+
+    def join(self, *nodes):
+        """Add an :class:`~cuda.core.graph.EmptyNode` that depends on every node of `nodes`."""
+        return self._add_empty_node(nodes)

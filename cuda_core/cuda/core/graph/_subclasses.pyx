@@ -1,0 +1,466 @@
+# cython: language_level=3
+# distutils: language = c++
+"""cuda.core.graph._subclasses: the node kinds of explicit graph definitions and
+their executable-graph views.
+
+Not implemented in cuda-core-ipcsafe yet: every class has upstream 1.2.2's
+members and signatures, and each member raises :class:`NotImplementedError`
+(executable-node views cannot be constructed, as upstream's).
+"""
+from cuda.core.graph._graph_node cimport GraphNode
+
+from cuda.core.typing import GraphMemoryType
+
+__all__ = [
+    'AllocNode', 'ChildGraphNode', 'ConditionalNode', 'EmptyNode', 'EventRecordNode', 'EventWaitNode',
+    'ExecutableChildGraphNode', 'ExecutableEventRecordNode', 'ExecutableEventWaitNode', 'ExecutableGraphNode',
+    'ExecutableHostCallbackNode', 'ExecutableKernelNode', 'ExecutableMemcpyNode', 'ExecutableMemsetNode',
+    'FreeNode', 'HostCallbackNode', 'IfElseNode', 'IfNode', 'KernelNode', 'MemcpyNode', 'MemsetNode',
+    'SwitchNode', 'WhileNode',
+]
+
+
+cdef class EmptyNode(GraphNode):
+    """An empty node (a join point).
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+    pass
+
+
+cdef class KernelNode(GraphNode):
+    """A kernel launch node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def block(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("KernelNode.block: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def config(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("KernelNode.config: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def grid(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("KernelNode.grid: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def kernel(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("KernelNode.kernel: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def shmem_size(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("KernelNode.shmem_size: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def update(self, *, config=None, kernel=None, args=None):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("KernelNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class AllocNode(GraphNode):
+    """A memory allocation node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def bytesize(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("AllocNode.bytesize: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def device_id(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("AllocNode.device_id: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def dptr(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("AllocNode.dptr: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def memory_type(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("AllocNode.memory_type: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def peer_access(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("AllocNode.peer_access: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class FreeNode(GraphNode):
+    """A memory free node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def dptr(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("FreeNode.dptr: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class MemsetNode(GraphNode):
+    """A memset node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def dptr(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("MemsetNode.dptr: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def element_size(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("MemsetNode.element_size: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def height(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("MemsetNode.height: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def pitch(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("MemsetNode.pitch: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def update(self, *, dst=None, value=None, width=None, height=None, pitch=None, dst_owner=None):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("MemsetNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def value(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("MemsetNode.value: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def width(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("MemsetNode.width: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class MemcpyNode(GraphNode):
+    """A memcpy node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def dst(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("MemcpyNode.dst: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def size(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("MemcpyNode.size: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def src(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("MemcpyNode.src: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def update(self, *, dst=None, src=None, size=None, dst_owner=None, src_owner=None):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("MemcpyNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class ChildGraphNode(GraphNode):
+    """A child graph node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def child_graph(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ChildGraphNode.child_graph: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def update(self, child):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ChildGraphNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class EventRecordNode(GraphNode):
+    """An event record node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def event(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("EventRecordNode.event: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def update(self, event):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("EventRecordNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class EventWaitNode(GraphNode):
+    """An event wait node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def event(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("EventWaitNode.event: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def update(self, event):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("EventWaitNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class HostCallbackNode(GraphNode):
+    """A host callback node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def callback(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("HostCallbackNode.callback: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def update(self, fn, *, user_data=None):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("HostCallbackNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class ConditionalNode(GraphNode):
+    """The base class of conditional nodes.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def branches(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ConditionalNode.branches: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def cond_type(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ConditionalNode.cond_type: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def condition(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ConditionalNode.condition: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class IfNode(ConditionalNode):
+    """An if-conditional node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def then(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("IfNode.then: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class IfElseNode(ConditionalNode):
+    """An if-else conditional node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def else_(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("IfElseNode.else_: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def then(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("IfElseNode.then: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class WhileNode(ConditionalNode):
+    """A while-loop conditional node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    @property
+    def body(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("WhileNode.body: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class SwitchNode(ConditionalNode):
+    """A switch conditional node.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+    pass
+
+
+cdef class ExecutableGraphNode:
+    """A view of a node of an executable graph.
+
+    Not implemented in cuda-core-ipcsafe yet: views cannot be made
+    (``graph[node]`` raises :class:`NotImplementedError`).
+    """
+
+    def __init__(self):
+        raise RuntimeError("directly constructing an executable graph node is not supported")
+
+
+cdef class ExecutableKernelNode(ExecutableGraphNode):
+    """An executable kernel-node view.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    def disable(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableKernelNode.disable: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def enable(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableKernelNode.enable: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def is_enabled(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableKernelNode.is_enabled: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def update(self, *, config, kernel, args):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableKernelNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class ExecutableMemsetNode(ExecutableGraphNode):
+    """An executable memset-node view.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    def disable(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableMemsetNode.disable: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def enable(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableMemsetNode.enable: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def is_enabled(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableMemsetNode.is_enabled: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def update(self, *, dst, value, width, height=1, pitch=0):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableMemsetNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class ExecutableMemcpyNode(ExecutableGraphNode):
+    """An executable memcpy-node view.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    def disable(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableMemcpyNode.disable: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def enable(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableMemcpyNode.enable: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    @property
+    def is_enabled(self):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableMemcpyNode.is_enabled: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+    def update(self, *, dst, src, size):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableMemcpyNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class ExecutableChildGraphNode(ExecutableGraphNode):
+    """An executable child-graph-node view.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    def update(self, child):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableChildGraphNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class ExecutableEventRecordNode(ExecutableGraphNode):
+    """An executable event-record-node view.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    def update(self, event):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableEventRecordNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class ExecutableEventWaitNode(ExecutableGraphNode):
+    """An executable event-wait-node view.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    def update(self, event):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableEventWaitNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+cdef class ExecutableHostCallbackNode(ExecutableGraphNode):
+    """An executable host-callback-node view.
+
+    Not implemented in cuda-core-ipcsafe yet: its members raise
+    :class:`NotImplementedError`.
+    """
+
+    def update(self, fn, *, user_data=None):
+        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
+        raise NotImplementedError("ExecutableHostCallbackNode.update: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+
+
+# CUgraphNodeType -> the class of its nodes (upstream's mapping).
+_NODE_CLASSES = {
+    0: KernelNode, 1: MemcpyNode, 2: MemsetNode, 3: HostCallbackNode, 4: ChildGraphNode, 5: EmptyNode,
+    6: EventWaitNode, 7: EventRecordNode, 10: AllocNode, 11: FreeNode, 13: ConditionalNode,
+}

@@ -1,0 +1,23 @@
+"""Spawned children of tests/test_graph_capture_ipc.py (importable by the spawn start method)."""
+
+
+def child_export_pool_and_buffer(conn, nbytes, pattern, rounds):
+    """Export an IPC pool and, per round, a Buffer filled with `pattern` + round;
+    wait for the parent's "next" after each; close everything at "done"."""
+    from cuda.core import Device, DeviceMemoryResource, DeviceMemoryResourceOptions
+
+    dev = Device()
+    dev.set_current()
+    stream = dev.create_stream()
+    mr = DeviceMemoryResource(dev, DeviceMemoryResourceOptions(ipc_enabled=True))
+    conn.send(mr)
+    for i in range(rounds):
+        buf = mr.allocate(nbytes, stream=stream)
+        buf.fill((pattern + i) & 0xFF, stream=stream)
+        stream.sync()
+        conn.send(buf)
+        assert conn.recv() == "next"
+        buf.close(stream)
+    assert conn.recv() == "done"
+    stream.sync()
+    mr.close()
