@@ -36,6 +36,15 @@ extern "C" CUresult CUDAAPI cuDevSmResourceSplit(CUdevResource* result, unsigned
                                                  unsigned int flags, CU_DEV_SM_RESOURCE_GROUP_PARAMS* groupParams);
 #endif
 
+// The two OpenGL entry points of cudaGL.h, declared here so that no OpenGL
+// header is needed to build (GLuint and GLenum are unsigned int in every GL ABI).
+extern "C" {
+CUresult CUDAAPI cuGraphicsGLRegisterBuffer(CUgraphicsResource* pCudaResource, unsigned int buffer,
+                                            unsigned int Flags);
+CUresult CUDAAPI cuGraphicsGLRegisterImage(CUgraphicsResource* pCudaResource, unsigned int image, unsigned int target,
+                                           unsigned int Flags);
+}
+
 namespace cuda_core {
 
 // Every driver entry point the package uses. The symbol looked up is the
@@ -145,35 +154,52 @@ namespace cuda_core {
 // one is still accepted, and the missing slot returns CUDA_ERROR_NOT_SUPPORTED,
 // so the one feature that needs it raises a clear CUDAError. Append new ones
 // at the end.
-#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X)  \
-    X(cuCheckpointProcessGetState)              \
-    X(cuCheckpointProcessGetRestoreThreadId)    \
-    X(cuCheckpointProcessLock)                  \
-    X(cuCheckpointProcessCheckpoint)            \
-    X(cuCheckpointProcessRestore)               \
-    X(cuCheckpointProcessUnlock)                \
-    X(cuArray3DCreate)                          \
-    X(cuArrayDestroy)                           \
-    X(cuArray3DGetDescriptor)                   \
-    X(cuMipmappedArrayCreate)                   \
-    X(cuMipmappedArrayDestroy)                  \
-    X(cuMipmappedArrayGetLevel)                 \
-    X(cuTexObjectCreate)                        \
-    X(cuTexObjectDestroy)                       \
-    X(cuTexObjectGetResourceDesc)               \
-    X(cuSurfObjectCreate)                       \
-    X(cuSurfObjectDestroy)                      \
-    X(cuMemcpy3DAsync)                          \
-    X(cuDeviceGetDevResource)                   \
-    X(cuDevSmResourceSplitByCount)              \
-    X(cuDevSmResourceSplit)                     \
-    X(cuDevResourceGenerateDesc)                \
-    X(cuGreenCtxCreate)                         \
-    X(cuGreenCtxDestroy)                        \
-    X(cuCtxFromGreenCtx)                        \
-    X(cuGreenCtxGetDevResource)                 \
-    X(cuCtxGetDevResource)                      \
-    X(cuGreenCtxStreamCreate)
+#define CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X)   \
+    X(cuCheckpointProcessGetState)               \
+    X(cuCheckpointProcessGetRestoreThreadId)     \
+    X(cuCheckpointProcessLock)                   \
+    X(cuCheckpointProcessCheckpoint)             \
+    X(cuCheckpointProcessRestore)                \
+    X(cuCheckpointProcessUnlock)                 \
+    X(cuArray3DCreate)                           \
+    X(cuArrayDestroy)                            \
+    X(cuArray3DGetDescriptor)                    \
+    X(cuMipmappedArrayCreate)                    \
+    X(cuMipmappedArrayDestroy)                   \
+    X(cuMipmappedArrayGetLevel)                  \
+    X(cuTexObjectCreate)                         \
+    X(cuTexObjectDestroy)                        \
+    X(cuTexObjectGetResourceDesc)                \
+    X(cuSurfObjectCreate)                        \
+    X(cuSurfObjectDestroy)                       \
+    X(cuMemcpy3DAsync)                           \
+    X(cuDeviceGetDevResource)                    \
+    X(cuDevSmResourceSplitByCount)               \
+    X(cuDevSmResourceSplit)                      \
+    X(cuDevResourceGenerateDesc)                 \
+    X(cuGreenCtxCreate)                          \
+    X(cuGreenCtxDestroy)                         \
+    X(cuCtxFromGreenCtx)                         \
+    X(cuGreenCtxGetDevResource)                  \
+    X(cuCtxGetDevResource)                       \
+    X(cuGreenCtxStreamCreate)                    \
+    X(cuMemAdvise)                               \
+    X(cuMemPrefetchAsync)                        \
+    X(cuMemRangeGetAttribute)                    \
+    X(cuMemPrefetchBatchAsync)                   \
+    X(cuMemDiscardBatchAsync)                    \
+    X(cuMemDiscardAndPrefetchBatchAsync)         \
+    X(cuMemcpyBatchAsync)                        \
+    X(cuTensorMapEncodeTiled)                    \
+    X(cuTensorMapEncodeIm2col)                   \
+    X(cuTensorMapEncodeIm2colWide)               \
+    X(cuTensorMapReplaceAddress)                 \
+    X(cuGraphicsGLRegisterBuffer)                \
+    X(cuGraphicsGLRegisterImage)                 \
+    X(cuGraphicsUnregisterResource)              \
+    X(cuGraphicsMapResources)                    \
+    X(cuGraphicsUnmapResources)                  \
+    X(cuGraphicsResourceGetMappedPointer)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

@@ -15,6 +15,7 @@
 //   module.hpp          loaded code (CUlibrary), kernels, launches
 //   nvrtc.hpp           NVRTC loaded at first use, the program handle
 //   texture.hpp         CUDA arrays, mipmapped arrays, texture and surface objects, 3D copies
+//   graphics.hpp        OpenGL resources registered with CUDA
 //
 // Internal to cpp/ (not included here): make_handle.hpp (how factories build
 // handles), deviceptr_box.hpp (the device-pointer box types).
@@ -28,6 +29,7 @@
 #include "gil.hpp"
 #include "green_context.hpp"
 #include "graph.hpp"
+#include "graphics.hpp"
 #include "handles.hpp"
 #include "ipc_descriptor.hpp"
 #include "ipc_import.hpp"

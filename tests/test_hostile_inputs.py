@@ -249,8 +249,8 @@ def test_closed_resources_everywhere(device, stream):
         b.close(stream)
         b.close()
         cat = "closed buffer"
-        assert b.handle == 0   # upstream's: a closed Buffer's handle reads 0
-        for fn in (lambda: b.size, lambda: b.ipc_descriptor, lambda: b.__dlpack__(),
+        assert b.handle == 0 and b.size == 0   # upstream's: a closed Buffer's handle and size read 0
+        for fn in (lambda: b.ipc_descriptor, lambda: b.__dlpack__(),
                    lambda: b.__dlpack_device__(), lambda: b.__cuda_array_interface__,
                    lambda: b.copy_to(good, stream=stream), lambda: good.copy_from(b, stream=stream),
                    lambda: b.fill(0, stream=stream)):

@@ -155,7 +155,7 @@ def test_family_headers_include_only_what_comes_before_them():
     families listed before it in resource_handles.hpp (never the umbrella)."""
     order = ["thread_safety.hpp", "gil.hpp", "driver.hpp", "error.hpp", "handles.hpp", "green_context.hpp", "ipc_descriptor.hpp",
              "make_handle.hpp", "memory.hpp", "deviceptr_box.hpp", "ipc_import.hpp",
-             "module.hpp", "nvrtc.hpp", "texture.hpp"]
+             "module.hpp", "nvrtc.hpp", "texture.hpp", "graphics.hpp"]
     for i, name in enumerate(order):
         path = CPP / name
         if not path.exists():

@@ -36,6 +36,11 @@ UPSTREAM_MODULES = {
     "Device": "cuda.core._device",
     "Context": "cuda.core._context",
     "CUDAError": "cuda.core._utils.cuda_utils",
+    "Host": "cuda.core._host",
+    "ManagedBuffer": "cuda.core._memory._managed_buffer",
+    "CopyOptions": "cuda.core._memory._copy_enums",
+    "MemcpySrcAccessOrder": "cuda.core._memory._copy_enums",
+    "MemcpyOverlapMode": "cuda.core._memory._copy_enums",
 }
 
 

@@ -63,15 +63,17 @@ def test_buffer_members_have_upstreams_kinds_and_signatures():
         assert inspect.signature(meth).parameters["stream"].default is inspect.Parameter.empty
 
 
-def test_buffer_copy_options_must_be_none(ipc_mr, stream):
+def test_buffer_copy_options_must_be_copy_options_or_none(ipc_mr, stream):
+    from cuda.core.utils import CopyOptions
+
     a = ipc_mr.allocate(64, stream=stream)
     b = ipc_mr.allocate(64, stream=stream)
     a.copy_to(b, stream=stream, options=None)
-    b.copy_from(a, stream=stream, options=None)
+    b.copy_from(a, stream=stream, options=CopyOptions(src_access_order="any"))
     expect_raises("parity: copy options", TypeError, lambda: a.copy_to(b, stream=stream, options=object()),
-                  "options must be None")
+                  "options must be CopyOptions")
     expect_raises("parity: copy options", TypeError, lambda: b.copy_from(a, stream=stream, options={}),
-                  "options must be None")
+                  "options must be CopyOptions")
     a.close()
     b.close()
 

@@ -10,15 +10,40 @@
 #include "sim_internal.hpp"
 
 #include <cstdlib>
+#include <map>
 #include <mutex>
-#include <unordered_map>
 
 namespace {
 
-std::mutex managed_mutex;
-std::unordered_map<uintptr_t, size_t> managed_allocations;  // base -> bytes
+struct ManagedBlock {
+    size_t span;      // bytes
+    uint64_t serial;  // distinguishes a block from a later one at the same address
+};
+
+std::mutex managed_mutex;  // a leaf: nothing else is locked while it is held
+std::map<uintptr_t, ManagedBlock> managed_allocations;  // base -> block
+uint64_t next_managed_serial = 1;
 
 }  // namespace
+
+namespace cuda_sim {
+
+// The live cuMemAllocManaged block holding all of [p, p+n), if any (takes managed_mutex).
+bool managed_block_find(uintptr_t p, size_t n, uintptr_t* base, size_t* span, uint64_t* serial) {
+    std::lock_guard<std::mutex> lock(managed_mutex);
+    auto it = managed_allocations.upper_bound(p);
+    if (it == managed_allocations.begin()) return false;
+    --it;
+    const uintptr_t b = it->first;
+    const size_t len = it->second.span;
+    if (p - b >= len || n > len - (p - b)) return false;
+    if (base) *base = b;
+    if (span) *span = len;
+    if (serial) *serial = it->second.serial;
+    return true;
+}
+
+}  // namespace cuda_sim
 
 // Owns the host block it returns until cuMemFree; requires cuInit.
 SIM_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
@@ -31,7 +56,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize
     if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
     try {
         std::lock_guard<std::mutex> lock(managed_mutex);
-        managed_allocations.emplace(reinterpret_cast<uintptr_t>(p), span);
+        managed_allocations.emplace(reinterpret_cast<uintptr_t>(p), ManagedBlock{span, next_managed_serial++});
     } catch (...) {
         std::free(p);
         return CUDA_ERROR_OUT_OF_MEMORY;

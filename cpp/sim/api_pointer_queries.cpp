@@ -13,13 +13,59 @@ SIM_EXPORT CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr* pbase, size_t* psi
     return CUDA_SUCCESS;
 }
 
+namespace {
+
+// The attributes of an address inside a cuMemAllocManaged block (host memory
+// that every device reaches); attributes not modelled are CUDA_ERROR_NOT_SUPPORTED.
+CUresult managed_block_attribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
+    uintptr_t base = 0;
+    size_t span = 0;
+    if (!managed_block_find(uintptr_t(ptr), 1, &base, &span, nullptr)) return CUDA_ERROR_INVALID_VALUE;
+    switch (attribute) {
+        case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+        case CU_POINTER_ATTRIBUTE_MAPPED:
+            *static_cast<unsigned char*>(data) = 1;
+            return CUDA_SUCCESS;
+        case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: {
+            CUdeviceptr v = ptr;
+            std::memcpy(data, &v, sizeof(v));
+            return CUDA_SUCCESS;
+        }
+        case CU_POINTER_ATTRIBUTE_HOST_POINTER: {
+            void* v = reinterpret_cast<void*>(uintptr_t(ptr));
+            std::memcpy(data, &v, sizeof(v));
+            return CUDA_SUCCESS;
+        }
+        case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: {
+            int v = current_dev() < 0 ? 0 : current_dev();
+            std::memcpy(data, &v, sizeof(v));
+            return CUDA_SUCCESS;
+        }
+        case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: {
+            CUdeviceptr v = CUdeviceptr(base);
+            std::memcpy(data, &v, sizeof(v));
+            return CUDA_SUCCESS;
+        }
+        case CU_POINTER_ATTRIBUTE_RANGE_SIZE: {
+            size_t v = span;
+            std::memcpy(data, &v, sizeof(v));
+            return CUDA_SUCCESS;
+        }
+        default:
+            return CUDA_ERROR_NOT_SUPPORTED;
+    }
+}
+
+}  // namespace
+
 SIM_EXPORT CUresult CUDAAPI cuPointerGetAttribute(void* data, CUpointer_attribute attribute, CUdeviceptr ptr) {
     SIM_ENTER(cuPointerGetAttribute);
     if (!data) return CUDA_ERROR_INVALID_VALUE;
     Shared lk(S().mu);
     Resolved r;
     bool in_region;
-    if (!resolve_device(uintptr_t(ptr), &r, &in_region)) return CUDA_ERROR_INVALID_VALUE;
+    if (!resolve_device(uintptr_t(ptr), &r, &in_region))
+        return in_region ? CUDA_ERROR_INVALID_VALUE : managed_block_attribute(data, attribute, ptr);
     Pool* p = r.pool;
     if (!p) return CUDA_ERROR_NOT_SUPPORTED;  // VMM mappings: no pointer attributes modelled
     int dev = p->owner_dev;

@@ -36,4 +36,33 @@
     X(cuCtxFromGreenCtx)                      \
     X(cuGreenCtxGetDevResource)               \
     X(cuCtxGetDevResource)                    \
-    X(cuGreenCtxStreamCreate)
+    X(cuGreenCtxStreamCreate)                 \
+    CUDA_SIM_MANAGED_OPS_FUNCTIONS(X)         \
+    CUDA_SIM_TENSOR_MAP_FUNCTIONS(X)          \
+    CUDA_SIM_GRAPHICS_FUNCTIONS(X)
+
+// Managed-memory advice, prefetches, discards and batched copies (api_managed_ops.cpp).
+#define CUDA_SIM_MANAGED_OPS_FUNCTIONS(X) \
+    X(cuMemAdvise)                        \
+    X(cuMemPrefetchAsync)                 \
+    X(cuMemRangeGetAttribute)             \
+    X(cuMemPrefetchBatchAsync)            \
+    X(cuMemDiscardBatchAsync)             \
+    X(cuMemDiscardAndPrefetchBatchAsync)  \
+    X(cuMemcpyBatchAsync)
+
+// Tensor map encoding (api_tensor_maps.cpp).
+#define CUDA_SIM_TENSOR_MAP_FUNCTIONS(X) \
+    X(cuTensorMapEncodeTiled)            \
+    X(cuTensorMapEncodeIm2col)           \
+    X(cuTensorMapEncodeIm2colWide)       \
+    X(cuTensorMapReplaceAddress)
+
+// OpenGL interop (api_graphics.cpp; its GL stand-ins cuSimGLCreateBuffer / cuSimGLDeleteBuffer are helpers).
+#define CUDA_SIM_GRAPHICS_FUNCTIONS(X)    \
+    X(cuGraphicsGLRegisterBuffer)         \
+    X(cuGraphicsGLRegisterImage)          \
+    X(cuGraphicsUnregisterResource)       \
+    X(cuGraphicsMapResources)             \
+    X(cuGraphicsUnmapResources)           \
+    X(cuGraphicsResourceGetMappedPointer)

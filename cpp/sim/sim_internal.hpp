@@ -462,6 +462,12 @@ CUresult default_pool(int dev, Pool** out);
 CUresult default_pinned_host_pool(Pool** out);
 
 // ---------------------------------------------------------------------------
+// cuMemAllocManaged blocks (api_managed_alloc.cpp; takes its own leaf lock)
+// ---------------------------------------------------------------------------
+// The live block holding all of [p, p+n): its base, bytes and serial.
+bool managed_block_find(uintptr_t p, size_t n, uintptr_t* base, size_t* span, uint64_t* serial);
+
+// ---------------------------------------------------------------------------
 // Managed pools (managed_pools.cpp; takes the lock itself)
 // ---------------------------------------------------------------------------
 CUresult create_managed_pool(CUmemoryPool* out, const CUmemPoolProps& pr);

@@ -20,6 +20,8 @@ from cuda.core._device_resources import (  # noqa: E402
     WorkqueueResourceOptions,
 )
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor  # noqa: E402
+from cuda.core._graphics import GraphicsResource  # noqa: E402
+from cuda.core._host import Host  # noqa: E402
 from cuda.core._launch_config import LaunchConfig  # noqa: E402
 from cuda.core._launcher import launch  # noqa: E402
 from cuda.core._memory import (  # noqa: E402
@@ -30,6 +32,7 @@ from cuda.core._memory import (  # noqa: E402
     IPCAllocationHandle,
     IPCBufferDescriptor,
     LegacyPinnedMemoryResource,
+    ManagedBuffer,
     ManagedMemoryResource,
     ManagedMemoryResourceOptions,
     MemoryResource,
@@ -40,6 +43,7 @@ from cuda.core._memory import (  # noqa: E402
 )
 from cuda.core._module import Kernel, ObjectCode  # noqa: E402
 from cuda.core._program import Program, ProgramOptions  # noqa: E402
+from cuda.core._tensor_map import TensorMapDescriptor, TensorMapDescriptorOptions  # noqa: E402
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions  # noqa: E402
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError  # noqa: E402
 
@@ -65,6 +69,8 @@ __all__ = [
     "Event",
     "EventOptions",
     "GraphMemoryResource",
+    "GraphicsResource",
+    "Host",
     "IPCAllocationHandle",
     "IPCBufferDescriptor",
     "IPCEventDescriptor",
@@ -73,6 +79,7 @@ __all__ = [
     "IPCImportError",
     "LEGACY_DEFAULT_STREAM",
     "LegacyPinnedMemoryResource",
+    "ManagedBuffer",
     "ManagedMemoryResource",
     "ManagedMemoryResourceOptions",
     "MemoryResource",
@@ -86,6 +93,8 @@ __all__ = [
     "SMResourceOptions",
     "Stream",
     "StreamOptions",
+    "TensorMapDescriptor",
+    "TensorMapDescriptorOptions",
     "launch",
     "system",
     "VirtualMemoryResource",

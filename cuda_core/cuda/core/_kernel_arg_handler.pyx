@@ -20,6 +20,8 @@ from libc.string cimport memcpy
 
 from cuda.core._memory._buffer cimport Buffer
 
+from cuda.core._tensor_map import TensorMapDescriptor
+
 __all__ = ["ParamHolder"]
 
 cdef object _SimpleCData = ctypes._SimpleCData
@@ -39,6 +41,8 @@ cdef bytes _arg_bytes(object arg, Py_ssize_t i):
     if isinstance(arg, Buffer):
         (<Buffer>arg)._check_open()
         return struct.pack("<Q", (<Buffer>arg)._ptr)
+    if isinstance(arg, TensorMapDescriptor):
+        return arg._as_bytes()      # the 128-byte CUtensorMap, by value
     if isinstance(arg, bool):
         return b"\x01" if arg else b"\x00"
     if isinstance(arg, int):
@@ -58,8 +62,8 @@ cdef bytes _arg_bytes(object arg, Py_ssize_t i):
             return arg.tobytes()
         raise TypeError(f"kernel argument {i}: unsupported NumPy value of dtype {arg.dtype} and ndim "
                         f"{getattr(arg, 'ndim', '?')} (pass a NumPy scalar, a Buffer or a pointer int)")
-    raise TypeError(f"kernel argument {i}: unsupported type {type(arg).__name__} (supported: Buffer, int, float, "
-                    f"complex, bool, NumPy scalars, ctypes scalars)")
+    raise TypeError(f"kernel argument {i}: unsupported type {type(arg).__name__} (supported: Buffer, "
+                    f"TensorMapDescriptor, int, float, complex, bool, NumPy scalars, ctypes scalars)")
 
 
 cdef class ParamHolder:

@@ -354,14 +354,23 @@ cdef class StridedMemoryView:
 
     def as_tensor_map(self, box_dim=None, *, options=None, element_strides=None, data_type=None,
                       interleave=None, swizzle=None, l2_promotion=None, oob_fill=None):
-        """A tiled TensorMapDescriptor of this view (its memory must be
-        device-accessible). Not available in cuda-core-ipcsafe: raises
-        NotImplementedError after upstream's argument check.
+        """Create a tiled :obj:`~cuda.core.TensorMapDescriptor` from this view.
+
+        This is the public entry point for creating tiled tensor map
+        descriptors. Pass either ``box_dim`` and the individual keyword
+        arguments directly, or bundled options via ``options=``
+        (:class:`~cuda.core.TensorMapDescriptorOptions` or a dict). The view's
+        memory must be device-accessible and 16-byte aligned.
         """
+        from cuda.core._tensor_map import TensorMapDescriptor
+
         if not self.is_device_accessible:
             raise ValueError("The tensor must be device-accessible")
-        raise NotImplementedError("StridedMemoryView.as_tensor_map: TensorMapDescriptor is not provided by "
-                                  "cuda-core-ipcsafe")
+        extra = {name: value for name, value in (("interleave", interleave), ("swizzle", swizzle),
+                                                 ("l2_promotion", l2_promotion), ("oob_fill", oob_fill))
+                 if value is not None}
+        return TensorMapDescriptor._from_tiled(self, box_dim, options=options, element_strides=element_strides,
+                                               data_type=data_type, **extra)
 
     def copy_from(self, other, stream, allocator=None, blocking=None):
         """Copy ``other``'s data into this view (not supported in cuda.core 1.2.2:

@@ -127,6 +127,57 @@ cdef extern from "cuda.h" nogil:
         void* win32HandleMetaData
 
 
+# managed memory advice and prefetch, batched copies (_memory/_managed_memory_ops.pyx, _memory/_copy_ops.pyx)
+cdef extern from "cuda.h" nogil:
+    ctypedef int CUmem_advise
+    ctypedef int CUmem_range_attribute
+    ctypedef int CUmemcpySrcAccessOrder
+    ctypedef int CUstreamCaptureStatus
+    # tensor maps (_tensor_map.pyx); CUtensorMap is 128 bytes, 128-byte aligned
+    ctypedef unsigned int cuuint32_t
+    ctypedef int CUtensorMapDataType
+    ctypedef int CUtensorMapInterleave
+    ctypedef int CUtensorMapSwizzle
+    ctypedef int CUtensorMapL2promotion
+    ctypedef int CUtensorMapFloatOOBfill
+    ctypedef int CUtensorMapIm2ColWideMode
+    ctypedef struct CUtensorMap:
+        cuuint64_t opaque[16]
+    # graphics interop (_graphics.pyx)
+    ctypedef void* CUgraphicsResource
+    enum:
+        CU_GRAPHICS_REGISTER_FLAGS_NONE
+        CU_GRAPHICS_REGISTER_FLAGS_READ_ONLY
+        CU_GRAPHICS_REGISTER_FLAGS_WRITE_DISCARD
+        CU_GRAPHICS_REGISTER_FLAGS_SURFACE_LDST
+        CU_GRAPHICS_REGISTER_FLAGS_TEXTURE_GATHER
+    enum:
+        CU_MEM_ADVISE_SET_READ_MOSTLY
+        CU_MEM_ADVISE_UNSET_READ_MOSTLY
+        CU_MEM_ADVISE_SET_PREFERRED_LOCATION
+        CU_MEM_ADVISE_UNSET_PREFERRED_LOCATION
+        CU_MEM_ADVISE_SET_ACCESSED_BY
+        CU_MEM_ADVISE_UNSET_ACCESSED_BY
+        CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION
+        CU_MEM_RANGE_ATTRIBUTE_ACCESSED_BY
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_TYPE
+        CU_MEM_RANGE_ATTRIBUTE_PREFERRED_LOCATION_ID
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_TYPE
+        CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION_ID
+        CU_MEMCPY_SRC_ACCESS_ORDER_STREAM
+        CU_MEMCPY_SRC_ACCESS_ORDER_DURING_API_CALL
+        CU_MEMCPY_SRC_ACCESS_ORDER_ANY
+        CU_MEMCPY_FLAG_DEFAULT
+        CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE
+    ctypedef struct CUmemcpyAttributes:
+        CUmemcpySrcAccessOrder srcAccessOrder
+        CUmemLocation srcLocHint
+        CUmemLocation dstLocHint
+        unsigned int flags
+
+
 cdef extern from "driver.hpp" namespace "cuda_core" nogil:
     cppclass DriverTable:
         CUresult (*cuDriverGetVersion_)(int*)
@@ -171,6 +222,36 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuCheckpointProcessCheckpoint_)(int, CUcheckpointCheckpointArgs*)
         CUresult (*cuCheckpointProcessRestore_)(int, CUcheckpointRestoreArgs*)
         CUresult (*cuCheckpointProcessUnlock_)(int, CUcheckpointUnlockArgs*)
+        # optional entry points (CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS): CUDA_ERROR_NOT_SUPPORTED when absent
+        CUresult (*cuMemAdvise_)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation)
+        CUresult (*cuMemPrefetchAsync_)(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream)
+        CUresult (*cuMemRangeGetAttribute_)(void*, size_t, CUmem_range_attribute, CUdeviceptr, size_t)
+        CUresult (*cuMemPrefetchBatchAsync_)(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t,
+                                             unsigned long long, CUstream)
+        CUresult (*cuMemDiscardBatchAsync_)(CUdeviceptr*, size_t*, size_t, unsigned long long, CUstream)
+        CUresult (*cuMemDiscardAndPrefetchBatchAsync_)(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*,
+                                                       size_t, unsigned long long, CUstream)
+        CUresult (*cuMemcpyBatchAsync_)(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*,
+                                        size_t, CUstream)
+        CUresult (*cuStreamIsCapturing_)(CUstream, CUstreamCaptureStatus*)
+        CUresult (*cuTensorMapEncodeTiled_)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                            const cuuint64_t*, const cuuint32_t*, const cuuint32_t*,
+                                            CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
+                                            CUtensorMapFloatOOBfill)
+        CUresult (*cuTensorMapEncodeIm2col_)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                             const cuuint64_t*, const int*, const int*, cuuint32_t, cuuint32_t,
+                                             const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                             CUtensorMapL2promotion, CUtensorMapFloatOOBfill)
+        CUresult (*cuTensorMapEncodeIm2colWide_)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
+                                                 const cuuint64_t*, const cuuint64_t*, int, int, cuuint32_t,
+                                                 cuuint32_t, const cuuint32_t*, CUtensorMapInterleave,
+                                                 CUtensorMapIm2ColWideMode, CUtensorMapSwizzle,
+                                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill)
+        CUresult (*cuTensorMapReplaceAddress_)(CUtensorMap*, void*)
+        CUresult (*cuGraphicsUnregisterResource_)(CUgraphicsResource)
+        CUresult (*cuGraphicsMapResources_)(unsigned int, CUgraphicsResource*, CUstream)
+        CUresult (*cuGraphicsUnmapResources_)(unsigned int, CUgraphicsResource*, CUstream)
+        CUresult (*cuGraphicsResourceGetMappedPointer_)(CUdeviceptr*, size_t*, CUgraphicsResource)
 
 
 
@@ -576,7 +657,7 @@ cdef extern from "cuda.h" nogil:
     ctypedef void* CUgraph
     ctypedef void* CUgraphExec
     ctypedef void* CUgraphNode
-    ctypedef int CUstreamCaptureStatus
+    # CUstreamCaptureStatus: declared with the managed-memory types above
     ctypedef int CUstreamCaptureMode
     ctypedef int CUgraphMem_attribute
     ctypedef int CUgraphNodeType
@@ -644,3 +725,17 @@ cdef GraphExecHandle graph_instantiate(const GraphHandle& graph, uint64_t flags,
 # cuMemPoolSetAccess in relaxed capture mode (cpp/memory.hpp).
 cdef CUresult memory_pool_set_access(const MemoryPoolHandle& pool, const CUmemAccessDesc* access,
                                      size_t count) noexcept nogil
+
+
+# ---------------------------------------------------------------- graphics interop (cpp/graphics.hpp)
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
+    cppclass GraphicsResourceBox:
+        CUgraphicsResource resource
+        ContextHandle context
+    ctypedef shared_ptr[const GraphicsResourceBox] GraphicsResourceHandle
+
+# Registers an OpenGL buffer / image within `context` (empty handle + last error on failure).
+cdef GraphicsResourceHandle create_gl_buffer_graphics_handle(const ContextHandle& context, unsigned int buffer,
+                                                             unsigned int flags) noexcept nogil
+cdef GraphicsResourceHandle create_gl_image_graphics_handle(const ContextHandle& context, unsigned int image,
+                                                            unsigned int target, unsigned int flags) noexcept nogil

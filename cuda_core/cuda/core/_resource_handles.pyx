@@ -671,3 +671,21 @@ cdef GraphExecHandle graph_instantiate(const GraphHandle& graph, uint64_t flags,
 cdef CUresult memory_pool_set_access(const MemoryPoolHandle& pool, const CUmemAccessDesc* access,
                                      size_t count) noexcept nogil:
     return cpp_memory_pool_set_access(pool, access, count)
+
+
+# ---------------------------------------------------------------- graphics interop (cpp/graphics.hpp)
+
+cdef extern from "graphics.hpp" nogil:
+    GraphicsResourceHandle cpp_create_gl_buffer_graphics_handle "cuda_core::create_gl_buffer_graphics_handle"(
+        const ContextHandle&, unsigned int, unsigned int)
+    GraphicsResourceHandle cpp_create_gl_image_graphics_handle "cuda_core::create_gl_image_graphics_handle"(
+        const ContextHandle&, unsigned int, unsigned int, unsigned int)
+
+
+cdef GraphicsResourceHandle create_gl_buffer_graphics_handle(const ContextHandle& context, unsigned int buffer,
+                                                             unsigned int flags) noexcept nogil:
+    return cpp_create_gl_buffer_graphics_handle(context, buffer, flags)
+
+cdef GraphicsResourceHandle create_gl_image_graphics_handle(const ContextHandle& context, unsigned int image,
+                                                            unsigned int target, unsigned int flags) noexcept nogil:
+    return cpp_create_gl_image_graphics_handle(context, image, target, flags)

@@ -9,6 +9,8 @@ from cuda.core._memory._ipc import *  # noqa: F403
 from cuda.core._memory._ipc import __all__ as _ipc_all
 from cuda.core._memory._legacy import *  # noqa: F403
 from cuda.core._memory._legacy import __all__ as _legacy_all
+from cuda.core._memory._managed_buffer import *  # noqa: F403
+from cuda.core._memory._managed_buffer import __all__ as _managed_buffer_all
 from cuda.core._memory._managed_memory_resource import *  # noqa: F403
 from cuda.core._memory._managed_memory_resource import __all__ as _managed_memory_resource_all
 from cuda.core._memory._pinned_memory_resource import *  # noqa: F403
@@ -22,6 +24,7 @@ __all__ = [
     *_graph_memory_resource_all,
     *_ipc_all,
     *_legacy_all,
+    *_managed_buffer_all,
     *_managed_memory_resource_all,
     *_pinned_memory_resource_all,
     *_virtual_memory_resource_all,

@@ -21,5 +21,7 @@ cdef class Buffer:
 
     @staticmethod
     cdef Buffer _wrap(DevicePtrHandle h, size_t size, object mr)
+    @staticmethod
+    cdef Buffer _wrap_as(type cls, DevicePtrHandle h, size_t size, object mr)
     cdef int _check_open(self) except -1
     cdef object _mr_dealloc_stream(self)

@@ -12,7 +12,7 @@ from cuda.core._memory._ipc cimport (
     Buffer_from_ipc_descriptor, Buffer_from_ipc_descriptors, Buffer_get_ipc_descriptor, Buffer_reduce_args,
 )
 from cuda.core._resource_handles cimport (
-    CUDA_SUCCESS, CUdeviceptr, CUpointer_attribute, CUresult, DevicePtrHandle, address_arg,
+    CUDA_ERROR_INVALID_VALUE, CUDA_SUCCESS, CUdeviceptr, CUpointer_attribute, CUresult, DevicePtrHandle, address_arg,
     borrow_deviceptr_handle, check, deviceptr_address, deviceptr_is_imported, driver, not_instantiable,
     require_driver, set_deallocation_stream, size_arg,
 )
@@ -84,7 +84,11 @@ cdef class Buffer:
 
     @staticmethod
     cdef Buffer _wrap(DevicePtrHandle h, size_t size, object mr):
-        cdef Buffer b = Buffer.__new__(Buffer)
+        return Buffer._wrap_as(Buffer, h, size, mr)
+
+    @staticmethod
+    cdef Buffer _wrap_as(type cls, DevicePtrHandle h, size_t size, object mr):
+        cdef Buffer b = <Buffer>(Buffer.__new__(Buffer) if cls is Buffer else cls.__new__(cls))
         b._h = h
         b._ptr = <uintptr_t>deviceptr_address(h)
         b._size = size
@@ -93,9 +97,10 @@ cdef class Buffer:
 
     @classmethod
     def _init(cls, ptr, size, mr=None, ipc_descriptor=None, owner=None, *, stream=None):
-        """A Buffer over `ptr` (upstream's internal constructor): with `mr`, closing
-        it calls ``mr.deallocate``; with `owner`, the owner is only kept alive."""
-        return Buffer.from_handle(ptr, size, mr, owner, stream=stream)
+        """A `cls` over `ptr` (upstream's internal constructor, which subclasses
+        such as ManagedBuffer build on): with `mr`, closing it calls
+        ``mr.deallocate``; with `owner`, the owner is only kept alive."""
+        return _from_handle(cls, ptr, size, mr, owner, stream)
 
     @staticmethod
     def from_handle(ptr, size, mr=None, owner=None, *, stream=None):
@@ -103,23 +108,7 @@ cdef class Buffer:
         (ordered on `stream`, by default the default stream; a host-only `mr` gets
         stream=None), else just drops `owner`; the memory is never freed by the
         Buffer itself."""
-        cdef Buffer b
-        if mr is not None and owner is not None:
-            raise ValueError("owner and memory_resource cannot both be specified")
-        if mr is not None and not isinstance(mr, MemoryResource):
-            raise TypeError(f"mr must be a MemoryResource, not {type(mr).__name__}")
-        raw = address_arg(ptr, "ptr")
-        n = size_arg(size)
-        b = Buffer.__new__(Buffer)
-        b._h = borrow_deviceptr_handle(<CUdeviceptr><uintptr_t>raw, <size_t>n)
-        b._ptr = <uintptr_t>raw
-        b._size = n
-        b._mr = mr
-        b._owner = owner
-        b._dealloc_via_mr = mr is not None
-        if mr is not None and stream is not None:
-            b._dealloc_stream = as_stream(stream)
-        return b
+        return _from_handle(Buffer, ptr, size, mr, owner, stream)
 
     @classmethod
     def from_ipc_descriptor(cls, mr, ipc_descriptor, *, stream):
@@ -218,20 +207,21 @@ cdef class Buffer:
 
     @property
     def size(self):
-        """The buffer's size in bytes.
-
-        Raises :class:`RuntimeError` if the buffer has been closed.
+        """The buffer's size in bytes; 0 once the buffer has been closed (as
+        upstream's).
         """
-        self._check_open()
+        if self._closed:
+            return 0
         return self._size
 
     @property
     def memory_resource(self):
         """The :class:`MemoryResource` the buffer came from (for
         :meth:`from_ipc_descriptor`, the imported pool's resource), or None for a
-        buffer made by :meth:`from_handle` without `mr`.
+        buffer made by :meth:`from_handle` without `mr`, and once the buffer is
+        closed (as upstream's).
         """
-        return self._mr
+        return None if self._closed else self._mr
 
     @property
     def owner(self):
@@ -250,7 +240,10 @@ cdef class Buffer:
         """The ordinal of the device the memory belongs to: the memory resource's
         ``device_id`` (-1 for pinned host memory), or, without a resource, the
         driver's answer for the address (-1 if it knows none).
+
+        Raises :class:`RuntimeError` if the buffer has been closed.
         """
+        self._check_open()
         if self._mr is not None:
             return self._mr.device_id
         cdef int ordinal = -1
@@ -261,23 +254,29 @@ cdef class Buffer:
 
     @property
     def is_device_accessible(self):
-        """True if GPU kernels can access the buffer (the memory resource's answer;
-        True for a buffer without one).
+        """True if GPU kernels can access the buffer: the memory resource's answer,
+        or, without one, the driver's for the address (memory it does not know is
+        host memory; as upstream's). RuntimeError once closed.
         """
-        return True if self._mr is None else self._mr.is_device_accessible
+        self._check_open()
+        return foreign_access(self._ptr)[0] if self._mr is None else self._mr.is_device_accessible
 
     @property
     def is_host_accessible(self):
-        """True if the CPU can access the buffer directly (the memory resource's
-        answer; False for a buffer without one).
+        """True if the CPU can access the buffer directly: the memory resource's
+        answer, or, without one, the driver's for the address (pinned, managed or
+        unknown-to-the-driver host memory). RuntimeError once closed.
         """
-        return False if self._mr is None else self._mr.is_host_accessible
+        self._check_open()
+        return foreign_access(self._ptr)[1] if self._mr is None else self._mr.is_host_accessible
 
     @property
     def is_managed(self):
         """Whether this is CUDA managed (unified) memory: the memory resource's
-        answer, else the driver's for the pointer (False if it cannot say)."""
+        answer, else the driver's for the pointer (False if it cannot say).
+        RuntimeError once closed."""
         cdef unsigned int managed = 0
+        self._check_open()
         if self._mr is not None:
             return bool(self._mr.is_managed)
         require_driver()
@@ -288,8 +287,11 @@ cdef class Buffer:
     @property
     def is_mapped(self):
         """True if the buffer was imported from another process (through
-        :meth:`from_ipc_descriptor`, or from a mapped memory resource).
+        :meth:`from_ipc_descriptor`, or from a mapped memory resource); False
+        once closed.
         """
+        if self._closed:
+            return False
         return bool(deviceptr_is_imported(self._h)) or bool(getattr(self._mr, "is_mapped", False))
 
     @property
@@ -316,8 +318,8 @@ cdef class Buffer:
         the stream it was allocated (or imported) on; an imported mapping is
         released when the last Buffer sharing it is closed. For a Buffer from
         :meth:`from_handle`, ``mr.deallocate`` is called (with `stream`), or the
-        owner is dropped. Afterwards :attr:`handle`, :attr:`size` and the copy
-        methods raise :class:`RuntimeError`.
+        owner is dropped. Afterwards :attr:`handle` and :attr:`size` are 0 and
+        the copy methods raise :class:`RuntimeError`.
         """
         cdef Stream s
         if self._closed:
@@ -372,10 +374,15 @@ cdef class Buffer:
 
     def copy_to(self, dst=None, *, stream, options=None):
         """Copy into `dst` (or a new Buffer from the same memory resource); returns `dst`.
-        `options` (upstream's CopyOptions transfer hints) must be None here."""
+
+        `options` (:class:`~cuda.core.utils.CopyOptions` or None) are transfer
+        hints, as upstream's on a driver older than CUDA 13.2: ``STREAM`` and
+        ``ANY`` source orders are met by the stream-ordered copy;
+        ``DURING_API_CALL`` raises :class:`RuntimeError`; options with
+        ``LEGACY_DEFAULT_STREAM`` raise :class:`TypeError`."""
         cdef Stream s = as_stream(stream)
         cdef Buffer d
-        _no_copy_options(options)
+        _check_copy_options(options, s)
         self._check_open()
         if dst is None:
             if self._mr is None:
@@ -391,11 +398,11 @@ cdef class Buffer:
         return dst
 
     def copy_from(self, src, *, stream, options=None):
-        """Copy `src` (a Buffer of the same size) into this buffer. `options`
-        (upstream's CopyOptions transfer hints) must be None here."""
+        """Copy `src` (a Buffer of the same size) into this buffer. `options` as
+        for :meth:`copy_to`."""
         cdef Stream s = as_stream(stream)
         cdef Buffer b
-        _no_copy_options(options)
+        _check_copy_options(options, s)
         self._check_open()
         if not isinstance(src, Buffer):
             raise TypeError(f"src must be a Buffer, not {type(src).__name__}")
@@ -531,14 +538,69 @@ cdef class Buffer:
 
     def __repr__(self):
         if self._closed:
-            return "<Buffer (closed)>"
+            return "<Buffer ptr=0x0 size=0>"   # upstream's: handle and size read 0 once closed
         return f"<Buffer ptr={self._ptr:#x} size={self._size}>"
 
 
-cdef int _no_copy_options(object options) except -1:
-    if options is not None:
-        raise TypeError(f"options must be None: CopyOptions transfer hints are not supported by "
-                        f"cuda-core-ipcsafe (got {type(options).__name__})")
+# (device-accessible, host-accessible) of memory no resource describes, from the
+# driver: managed or pinned host memory is both; memory the driver does not know
+# (CUDA_ERROR_INVALID_VALUE) is plain host memory; anything else is device memory.
+cdef tuple foreign_access(uintptr_t ptr):
+    cdef unsigned int managed = 0
+    cdef unsigned int memory_type = 0
+    cdef CUresult rc
+    require_driver()
+    if driver().cuPointerGetAttribute_(&managed, <CUpointer_attribute>8, <CUdeviceptr>ptr) == CUDA_SUCCESS \
+            and managed:
+        return (True, True)    # 8 = CU_POINTER_ATTRIBUTE_IS_MANAGED
+    rc = driver().cuPointerGetAttribute_(&memory_type, <CUpointer_attribute>2, <CUdeviceptr>ptr)
+    if rc == CUDA_ERROR_INVALID_VALUE:
+        return (False, True)   # 2 = CU_POINTER_ATTRIBUTE_MEMORY_TYPE; not CUDA memory: host
+    if rc == CUDA_SUCCESS and memory_type == 1:
+        return (True, True)    # CU_MEMORYTYPE_HOST: pinned
+    return (True, False)
+
+
+# A `cls` (Buffer or a subclass) over memory at `ptr` that the Buffer never frees
+# itself: closing it calls mr.deallocate (mr given) or drops `owner`.
+cdef Buffer _from_handle(type cls, object ptr, object size, object mr, object owner, object stream):
+    cdef Buffer b
+    if mr is not None and owner is not None:
+        raise ValueError("owner and memory_resource cannot both be specified")
+    if mr is not None and not isinstance(mr, MemoryResource):
+        raise TypeError(f"mr must be a MemoryResource, not {type(mr).__name__}")
+    if not issubclass(cls, Buffer):
+        raise TypeError(f"{cls.__name__} is not a Buffer subclass")
+    raw = address_arg(ptr, "ptr")
+    n = size_arg(size)
+    b = <Buffer>(Buffer.__new__(Buffer) if cls is Buffer else cls.__new__(cls))
+    b._h = borrow_deviceptr_handle(<CUdeviceptr><uintptr_t>raw, <size_t>n)
+    b._ptr = <uintptr_t>raw
+    b._size = n
+    b._mr = mr
+    b._owner = owner
+    b._dealloc_via_mr = mr is not None
+    if mr is not None and stream is not None:
+        b._dealloc_stream = as_stream(stream)
+    return b
+
+
+# Upstream's rules for Buffer.copy_to/copy_from `options` on a build whose
+# headers predate cuMemcpyWithAttributesAsync (CUDA 13.2): a CopyOptions or
+# None; not with the legacy default stream; STREAM and ANY are satisfied by the
+# plain stream-ordered copy, DURING_API_CALL cannot be and raises.
+cdef int _check_copy_options(object options, Stream s) except -1:
+    if options is None:
+        return 0
+    from cuda.core._memory._copy_enums import CopyOptions, _reject_unsupported_during_api_call
+    if not isinstance(options, CopyOptions):
+        raise TypeError(f"options must be CopyOptions or None, got {type(options).__name__}")
+    if s._raw() == <void*>1:
+        raise TypeError("options cannot be used with LEGACY_DEFAULT_STREAM; "
+                        "use PER_THREAD_DEFAULT_STREAM or a created stream instead")
+    _reject_unsupported_during_api_call(options.src_access_order,
+                                        "cuMemcpyWithAttributesAsync (CUDA 13.2), which this build "
+                                        "of cuda.core does not bind")
     return 0
 
 

@@ -3,6 +3,7 @@ from dataclasses import dataclass
 from typing import Optional, Tuple, Union
 
 from cuda.core._memory._buffer import Buffer
+from cuda.core._memory._managed_buffer import ManagedBuffer
 from cuda.core._memory._memory_pool import _MemPool
 from cuda.core._stream import StreamLike
 
@@ -17,7 +18,7 @@ class ManagedMemoryResourceOptions:
 
 class ManagedMemoryResource(_MemPool):
     def __init__(self, options: Union[ManagedMemoryResourceOptions, dict, None] = ...) -> None: ...
-    def allocate(self, size: int, *, stream: StreamLike) -> Buffer: ...
+    def allocate(self, size: int, *, stream: StreamLike) -> ManagedBuffer: ...
     @property
     def device_id(self) -> int: ...
     @property

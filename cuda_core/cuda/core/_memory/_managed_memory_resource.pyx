@@ -20,6 +20,7 @@ from cuda.core._resource_handles cimport (
 from cuda.core._utils.cuda_utils import CUDAError
 
 from cuda.core._device import Device
+from cuda.core._memory._managed_buffer import ManagedBuffer
 
 __all__ = ["ManagedMemoryResource", "ManagedMemoryResourceOptions"]
 
@@ -126,12 +127,23 @@ cdef class ManagedMemoryResource(_MemPool):
         if ordinal < 0:
             ordinal = 0
         self._dev_id = -1
+        self._buffer_type = ManagedBuffer
         if opts is None:
             _init_current_managed_pool(self, ordinal, loc_type, loc_id)
         else:
             MP_init_create_pool(self, ordinal, loc_type, loc_id,
                                 <CUmemAllocationType>CU_MEM_ALLOCATION_TYPE_MANAGED, False, 0)
         _check_concurrent_managed_access()
+
+    def allocate(self, size, *, stream):
+        """Allocate `size` bytes of managed memory, ordered on `stream`.
+
+        Returns a :class:`ManagedBuffer` (a :class:`Buffer` subclass) with the
+        property-style advice API (``read_mostly``, ``preferred_location``,
+        ``accessed_by``) and ``prefetch``, ``discard`` and
+        ``discard_prefetch``. Errors as :meth:`DeviceMemoryResource.allocate`'s.
+        """
+        return _MemPool.allocate(self, size, stream=stream)
 
     @property
     def device_id(self):

@@ -12,6 +12,7 @@ cdef class _MemPool(MemoryResource):
     cdef bint _owned
     cdef object _uuid
     cdef object _alloc_handle
+    cdef type _buffer_type    # what allocate() returns: Buffer unless a subclass says (ManagedBuffer)
     cdef object __weakref__
 
     cdef int _check_open(self) except -1

@@ -133,7 +133,7 @@ cdef class _MemPool(MemoryResource):
             raise TypeError("Cannot allocate from a mapped IPC-enabled memory resource")
         n = size_arg(size)
         if n == 0:
-            return Buffer._wrap(h, 0, self)
+            return Buffer._wrap_as(self._buffer_type if self._buffer_type is not None else Buffer, h, 0, self)
         _check_not_capturing(self, s)
         if n < _RELEASE_GIL_FROM_BYTES or memory_pool_has_free_reserve(self._pool, n):
             # Served from the pool's reserve: a GIL round trip would cost more
@@ -150,7 +150,7 @@ cdef class _MemPool(MemoryResource):
                 h = create_deviceptr_handle(pool, n, sh)
         if not h:
             raise_last_error()
-        return Buffer._wrap(h, n, self)
+        return Buffer._wrap_as(self._buffer_type if self._buffer_type is not None else Buffer, h, n, self)
 
     def deallocate(self, ptr, size, *, stream):
         """Free `ptr` (from this resource) ordered on `stream` (None: the default stream)."""
