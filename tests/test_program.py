@@ -166,3 +166,16 @@ def test_nvrtc_is_found():
     path, error, version = _nvrtc_info()
     assert path and not error, error
     assert version is not None and version[0] >= 12
+
+
+def test_can_load_generated_ptx_compares_the_driver_with_nvrtc():
+    """Upstream's private helper (its test files import it to skip PTX tests): True exactly when the
+    driver's CUDA (major, minor) is at least NVRTC's."""
+    from cuda.core._program import _can_load_generated_ptx
+    from cuda.core._resource_handles import _nvrtc_info
+    from cuda.core._utils.version import driver_version
+
+    answer = _can_load_generated_ptx()
+    nvrtc = _nvrtc_info()[2]
+    assert isinstance(answer, bool) and nvrtc is not None
+    assert answer == (tuple(driver_version()[:2]) >= tuple(nvrtc))

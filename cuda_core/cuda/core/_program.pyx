@@ -24,11 +24,24 @@ from cuda.core._resource_handles cimport (
 )
 
 from cuda.core._module import ObjectCode
+from cuda.core._resource_handles import _nvrtc_info
+from cuda.core._utils.version import driver_version
 
 __all__ = ["Program", "ProgramOptions"]
 
 _SONAMES = ("libnvrtc.so.13", "libnvrtc.so.12")
 _TARGETS = {"ptx": 0, "cubin": 1, "ltoir": 2}
+
+
+def _can_load_generated_ptx():
+    """Whether the CUDA driver can load the PTX this NVRTC generates (as upstream's
+    private helper, which its tests use to skip): PTX carries the ISA version of
+    the toolkit that wrote it, and a driver older than that toolkit refuses it. True
+    when the driver's (major, minor) CUDA version is at least NVRTC's. Loads NVRTC
+    (NVRTCError when it cannot be found) and the driver (CUDAError without one)."""
+    nvrtc_require(_nvrtc_candidates())
+    nvrtc = _nvrtc_info()[2]
+    return nvrtc is not None and tuple(driver_version()[:2]) >= tuple(nvrtc)
 
 
 def _nvrtc_candidates():
