@@ -98,7 +98,12 @@ namespace cuda_core {
     X(cuMemUnmap)                     \
     X(cuMemSetAccess)                 \
     X(cuMemExportToShareableHandle)   \
-    X(cuMemImportFromShareableHandle)
+    X(cuMemImportFromShareableHandle) \
+    X(cuLinkCreate)                   \
+    X(cuLinkAddData)                  \
+    X(cuLinkAddFile)                  \
+    X(cuLinkComplete)                 \
+    X(cuLinkDestroy)
 
 // Entry points that a supported driver may lack (newer than the oldest driver
 // the package runs on, or absent from the simulated driver): a library without

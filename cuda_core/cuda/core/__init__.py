@@ -30,6 +30,7 @@ from cuda.core._memory import (  # noqa: E402
     VirtualMemoryResource,
     VirtualMemoryResourceOptions,
 )
+from cuda.core._linker import Linker, LinkerOptions  # noqa: E402
 from cuda.core._module import Kernel, ObjectCode  # noqa: E402
 from cuda.core._program import Program, ProgramOptions  # noqa: E402
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions  # noqa: E402
@@ -55,6 +56,8 @@ __all__ = [
     "IPCEventDescriptor",
     "Kernel",
     "LaunchConfig",
+    "Linker",
+    "LinkerOptions",
     "IPCImportError",
     "LEGACY_DEFAULT_STREAM",
     "LegacyPinnedMemoryResource",

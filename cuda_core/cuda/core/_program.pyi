@@ -3,6 +3,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from cuda.core._module import ObjectCode
+from cuda.core.utils._program_cache import ProgramCacheResource
 
 __all__ = ['Program', 'ProgramOptions']
 
@@ -13,7 +14,7 @@ class Program:
     @property
     def is_closed(self) -> bool: ...
     def compile(self, target_type: str, name_expressions: tuple[str, ...] | list[str] = (),
-                logs: object | None = None, *, cache: Any = None) -> ObjectCode: ...
+                logs: object | None = None, *, cache: ProgramCacheResource | None = None) -> ObjectCode: ...
     @property
     def pch_status(self) -> str | None: ...
     @property
