@@ -514,3 +514,47 @@ def test_gpu_linked_kernel_runs(backend, request, device):
     launch(stream, LaunchConfig(grid=1, block=1), kernel, buf)
     assert host_bytes(buf, stream) == (1).to_bytes(4, "little")
     buf.close(stream)
+
+
+@pytest.mark.no_driver_ok
+def test_an_uninitialised_linker_raises_instead_of_crashing():
+    from cuda.core import Linker
+    from cuda.core._utils.cuda_utils import CUDAError
+
+    bare = Linker.__new__(Linker)
+    assert bare.handle == 0 and not bare.is_closed
+    assert bare.get_error_log() == "" and bare.get_info_log() == ""
+    with pytest.raises(CUDAError):
+        bare.link("cubin")
+    bare.close()
+    assert bare.is_closed
+
+
+@pytest.mark.no_driver_ok
+def test_logs_wait_for_a_link_in_another_thread(nvjitlink_backend, rdc_ptx):
+    import threading
+
+    from cuda.core import Linker, LinkerOptions
+
+    linkers = [Linker(*rdc_ptx, options=LinkerOptions(arch=ARCH)) for _ in range(4)]
+    errors = []
+
+    def link_and_read(linker):
+        try:
+            out = linker.link("cubin")
+            assert out.code[:4] == b"\x7fELF"
+            assert isinstance(linker.get_info_log(), str)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    def read_logs(linker):
+        for _ in range(50):
+            linker.get_error_log()
+            linker.get_info_log()
+
+    threads = [threading.Thread(target=f, args=(lk,)) for lk in linkers for f in (link_and_read, read_logs)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
