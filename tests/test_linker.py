@@ -558,3 +558,15 @@ def test_logs_wait_for_a_link_in_another_thread(nvjitlink_backend, rdc_ptx):
     for t in threads:
         t.join()
     assert not errors
+
+
+@pytest.mark.gpu
+def test_gpu_driver_undefined_reference_code(driver_backend, rdc_ptx):
+    """The CUresult the real driver gives for an unresolved symbol, which the simulator models."""
+    from cuda.core import Linker, LinkerOptions
+    from cuda.core._utils.cuda_utils import CUDAError
+
+    broken = _compile(KERNEL_A.replace("B()", "Z()").replace("int B();", "int Z();"), "ptx", name="CBA",
+                      relocatable_device_code=True)
+    with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_IMAGE"):
+        Linker(broken, *rdc_ptx[1:], options=LinkerOptions(arch=ARCH)).link("cubin")
