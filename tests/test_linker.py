@@ -29,7 +29,7 @@ def _nvjitlink_usable():
     from cuda.core import _linker
 
     try:
-        _linker._nvjitlink_version()
+        _linker._loaded_nvjitlink_version()
     except RuntimeError:
         return False
     return True
@@ -145,10 +145,9 @@ def test_driver_option_translation_and_refusals():
                          ("kernels_used", "A"), ("variables_used", ["v"]), ("optimize_unused_variables", True)):
         with pytest.warns(DeprecationWarning, match=f"{field}"):
             LinkerOptions(arch=ARCH, **{field: value})._prepare_driver_options()
-    with pytest.raises(ValueError, match="not a CUDA architecture"):
-        LinkerOptions(arch="99")._prepare_driver_options()
-    with pytest.raises(ValueError, match="not a CUDA architecture"):
-        LinkerOptions(arch="sm_9x")._prepare_driver_options()
+    for bad in ("99", "sm_9x", "sm_91", "sm_80a", "compute_"):
+        with pytest.raises(AttributeError, match="not a CUDA architecture"):
+            LinkerOptions(arch=bad)._prepare_driver_options()
 
 
 @pytest.mark.no_driver_ok
@@ -183,6 +182,33 @@ def test_linker_surface_matches_upstream():
     assert isinstance(inspect.getattr_static(Linker, "which_backend"), classmethod)
     assert Linker.which_backend() in (CompilerBackendType.NVJITLINK, CompilerBackendType.DRIVER)
     assert str(inspect.signature(LinkerOptions.as_bytes)) == "(self, backend: 'str' = 'nvjitlink') -> 'list[bytes]'"
+
+
+@pytest.mark.no_driver_ok
+def test_which_backend_reads_the_memoised_decision_and_probes_once(monkeypatch):
+    from cuda.core import Linker, _linker
+
+    monkeypatch.setattr(_linker, "_use_nvjitlink_backend", True)
+    assert Linker.which_backend() == "nvJitLink"
+    monkeypatch.setattr(_linker, "_use_nvjitlink_backend", False)
+    assert Linker.which_backend() == "driver"
+    monkeypatch.setattr(_linker, "_use_nvjitlink_backend", None)
+    called = []
+    monkeypatch.setattr(_linker, "_decide_nvjitlink_or_driver", lambda: called.append(1) or False)
+    assert Linker.which_backend() == "nvJitLink" and called
+
+
+@pytest.mark.no_driver_ok
+def test_too_old_nvjitlink_falls_back_with_a_warning(monkeypatch):
+    from cuda.core import Linker, _linker
+
+    if not _nvjitlink_usable():
+        pytest.skip("no nvJitLink (CUDA toolkit or wheel) here")
+    monkeypatch.setattr(_linker, "_use_nvjitlink_backend", None)
+    monkeypatch.setattr(_linker, "_nvjitlink_has_version_symbol", lambda _nvjitlink: False)
+    with pytest.warns(RuntimeWarning, match=r"too old \(<12.3\)"):
+        assert Linker.which_backend() == "driver"
+    assert _linker._use_nvjitlink_backend is False
 
 
 @pytest.mark.no_driver_ok
@@ -423,8 +449,8 @@ def test_driver_backend_refuses_nvjitlink_only_inputs_and_options(driver_backend
         Linker(*ltoir_inputs, options=LinkerOptions(arch=ARCH))
     with pytest.raises(ValueError, match="ptx option is not supported by the driver API"):
         Linker(*rdc_ptx, options=LinkerOptions(arch=ARCH, ptx=True))
-    with pytest.raises(ValueError, match="not a CUDA architecture"):
-        Linker(*rdc_ptx, options=LinkerOptions(arch="99"))
+    with pytest.raises(AttributeError, match="not a CUDA architecture"):
+        Linker(*rdc_ptx, options=LinkerOptions(arch="99", ptx=True))   # the arch is read first, as upstream
     with pytest.raises(ValueError, match="time option is not supported"):
         Linker(*rdc_ptx, options=LinkerOptions(arch=ARCH, time=True))
 
@@ -450,6 +476,7 @@ def test_driver_backend_destroys_each_state_once(driver_backend, rdc_ptx):
     from cuda.core._utils.cuda_utils import CUDAError
 
     lib = sim_library()
+    gc.collect()  # linkers of earlier tests (held by tracebacks) go first
     created, destroyed = lib.cuSimCallCount(b"cuLinkCreate"), lib.cuSimCallCount(b"cuLinkDestroy")
     a = Linker(*rdc_ptx, options=LinkerOptions(arch=ARCH))
     a.link("cubin")

@@ -137,7 +137,7 @@ def _decide_nvjitlink_or_driver() -> bool:
     return not _use_nvjitlink_backend
 
 
-def _nvjitlink_version():
+def _loaded_nvjitlink_version():
     """nvJitLink's (major, minor); loads it. RuntimeError when no nvJitLink of 12.3 or later is usable."""
     nvjitlink_try_load(_nvjitlink_candidates())
     path, error, version = nvjitlink_info()
@@ -428,12 +428,14 @@ class LinkerOptions:
 
 
 def _driver_target(arch):
-    """The CUjit_target of ``sm_90`` / ``compute_90a`` / ``sm_100f``; ValueError for anything else."""
+    """The CUjit_target of ``sm_90`` / ``compute_90a`` / ``sm_100f``; AttributeError (upstream's type:
+    it looks the name up on ``CUjit_target``) for anything else."""
     tail = arch.split("_")[-1].upper()
     digits = tail.rstrip("AF")
     suffix = tail[len(digits):]
     if not digits.isdigit() or suffix not in _CU_TARGETS or int(digits) not in _CU_TARGETS[suffix]:
-        raise ValueError(f"LinkerOptions.arch {arch!r} is not a CUDA architecture such as 'sm_90' or 'compute_90a'")
+        raise AttributeError(f"LinkerOptions.arch {arch!r} is not a CUDA architecture such as 'sm_90' or "
+                             f"'compute_90a' (no CU_TARGET_COMPUTE_{tail})")
     return _CU_TARGET_SUFFIX_BASE[suffix] + int(digits)
 
 

@@ -127,9 +127,9 @@ def _linker_backend_and_version(use_driver: bool) -> tuple[str, str]:
     driver linker, nvJitLink's otherwise (its output does not depend on the driver)."""
     if use_driver:
         return ("driver", str(_driver_version()))
-    from cuda.core._linker import _nvjitlink_version
+    from cuda.core._linker import _loaded_nvjitlink_version
 
-    major, minor = _nvjitlink_version()
+    major, minor = _loaded_nvjitlink_version()
     return ("nvJitLink", f"{major}.{minor}")
 
 
