@@ -134,16 +134,24 @@ def test_driver_option_translation_and_refusals():
 
     values, keys = LinkerOptions(arch="sm_90a", max_register_count=64, verbose=True, optimization_level=3,
                                  debug=True, lineinfo=True, no_cache=True)._prepare_driver_options()
+    # upstream's layout: the info/error log buffers and sizes (CUjit_option 3..6) first
+    assert keys[:4] == [3, 4, 5, 6]
+    assert [type(v) for v in values[:4]] == [bytearray, int, bytearray, int] and len(values[0]) == values[1]
     # CUjit_option: TARGET 9, MAX_REGISTERS 0, LOG_VERBOSE 12, OPTIMIZATION_LEVEL 7, DEBUG 11, LINE_INFO 13, CACHE 14
-    assert keys == [9, 0, 12, 7, 11, 13, 14]
-    assert values == [0x10000 + 90, 64, 1, 3, 1, 1, 0]
+    assert keys[4:] == [9, 0, 12, 7, 11, 13, 14]
+    assert values[4:] == [0x10000 + 90, 64, 1, 3, 1, 1, 0]
     for field, value in (("time", True), ("ptx", True), ("ptxas_options", "-v"), ("split_compile", 0),
                          ("split_compile_extended", 1)):
         with pytest.raises(ValueError, match=f"{field} option is not supported by the driver API"):
             LinkerOptions(arch=ARCH, **{field: value})._prepare_driver_options()
-    for field, value in (("ftz", True), ("prec_div", True), ("prec_sqrt", False), ("fma", True),
-                         ("kernels_used", "A"), ("variables_used", ["v"]), ("optimize_unused_variables", True)):
-        with pytest.warns(DeprecationWarning, match=f"{field}"):
+    for field, value, message in (("ftz", True, "ftz option is deprecated"),
+                                  ("prec_div", True, "prec_div option is deprecated"),
+                                  ("prec_sqrt", False, "prec_sqrt option is deprecated"),
+                                  ("fma", True, "fma options is deprecated"),
+                                  ("kernels_used", "A", "kernels_used is deprecated"),
+                                  ("variables_used", ["v"], "variables_used is deprecated"),
+                                  ("optimize_unused_variables", True, "optimize_unused_variables is deprecated")):
+        with pytest.warns(DeprecationWarning, match=message):
             LinkerOptions(arch=ARCH, **{field: value})._prepare_driver_options()
     for bad in ("99", "sm_9x", "sm_91", "sm_80a", "compute_"):
         with pytest.raises(AttributeError, match="not a CUDA architecture"):

@@ -67,6 +67,10 @@ _NVJITLINK_RESULT_NAMES = (
 
 # CUjit_option values (cuda.h) of the options the driver linker is given.
 _CU_JIT_MAX_REGISTERS = 0
+_CU_JIT_INFO_LOG_BUFFER = 3
+_CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4
+_CU_JIT_ERROR_LOG_BUFFER = 5
+_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 _CU_JIT_OPTIMIZATION_LEVEL = 7
 _CU_JIT_TARGET = 9
 _CU_JIT_GENERATE_DEBUG_INFO = 11
@@ -359,8 +363,15 @@ class LinkerOptions:
         return [o.encode() for o in options] if as_bytes else options
 
     def _prepare_driver_options(self) -> tuple[list[object], list[object]]:
-        """``(values, keys)``: the CUjit_option keys and integer values for cuLinkCreate (the log
-        buffers are added by the linker)."""
+        """``(values, keys)`` for cuLinkCreate, as upstream lays them out: the info and error log
+        buffers (``bytearray``) and their sizes first, then each option's CUjit_option key and value."""
+        values, keys = self._driver_jit_options()
+        return ([bytearray(_DRIVER_LOG_SIZE), _DRIVER_LOG_SIZE, bytearray(_DRIVER_LOG_SIZE), _DRIVER_LOG_SIZE]
+                + values, [_CU_JIT_INFO_LOG_BUFFER, _CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, _CU_JIT_ERROR_LOG_BUFFER,
+                           _CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES] + keys)
+
+    def _driver_jit_options(self):
+        """``(values, keys)`` of the options alone (the Linker's own log buffers live in C++)."""
         values, keys = [], []
         if self.arch is not None:
             keys.append(_CU_JIT_TARGET)
@@ -387,10 +398,12 @@ class LinkerOptions:
         if self.lineinfo:
             keys.append(_CU_JIT_GENERATE_LINE_INFO)
             values.append(1)
-        for field in ("ftz", "prec_div", "prec_sqrt", "fma", "kernels_used", "variables_used",
-                      "optimize_unused_variables"):
+        for field, what in (("ftz", "ftz option"), ("prec_div", "prec_div option"), ("prec_sqrt", "prec_sqrt option"),
+                            ("fma", "fma options"), ("kernels_used", "kernels_used"),
+                            ("variables_used", "variables_used"),
+                            ("optimize_unused_variables", "optimize_unused_variables")):
             if getattr(self, field) is not None:
-                warn(f"{field} option is deprecated in the driver API", DeprecationWarning, stacklevel=3)
+                warn(f"{what} is deprecated in the driver API", DeprecationWarning, stacklevel=3)
         for field in ("ptxas_options", "split_compile", "split_compile_extended"):
             if getattr(self, field) is not None:
                 raise ValueError(f"{field} option is not supported by the driver API")
@@ -498,7 +511,7 @@ cdef class Linker:
         return 0
 
     cdef int _create_culink(self) except -1:
-        values, keys = self._options._prepare_driver_options()
+        values, keys = self._options._driver_jit_options()
         cdef vector[int] ckeys
         cdef vector[long long] cvalues
         cdef size_t log_size = _DRIVER_LOG_SIZE
