@@ -484,3 +484,87 @@ def test_object_code_pickles_through_the_cache_payload(cache):
     oc = ObjectCode.from_cubin(b"\x7fELF...", name="n")
     cache[b"k"] = pickle.loads(pickle.dumps(oc))
     assert cache[b"k"] == b"\x7fELF..."
+
+
+# ---------------------------------------------------------------- platform rules (flags, as upstream's tests flip them)
+
+def test_default_directory_per_platform(monkeypatch, tmp_path):
+    from cuda.core.utils import _cache_dir
+    from cuda.core.utils._program_cache import _file_stream
+
+    monkeypatch.setattr(Path, "home", classmethod(lambda _cls: tmp_path / "home"))
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.delenv("LOCALAPPDATA", raising=False)
+    assert _file_stream._default_cache_dir() == tmp_path / "home" / ".cache" / "cuda-python" / "program-cache"
+    assert _cache_dir._default_cache_dir() == tmp_path / "home" / ".cache" / "cuda-python"
+    monkeypatch.setattr(_file_stream, "_IS_WINDOWS", True)
+    assert _file_stream._default_cache_dir() == \
+        tmp_path / "home" / "AppData" / "Local" / "cuda-python" / "program-cache"
+    monkeypatch.setenv("LOCALAPPDATA", str(tmp_path / "appdata"))
+    assert _file_stream._default_cache_dir() == tmp_path / "appdata" / "cuda-python" / "program-cache"
+    monkeypatch.setattr(_file_stream, "_IS_WINDOWS", False)
+    monkeypatch.setattr(_cache_dir, "_IS_WINDOWS", True)
+    assert _cache_dir._default_cache_dir() == tmp_path / "appdata" / "cuda-python"
+
+
+@pytest.mark.parametrize("winerror, dropped", [(5, True), (32, True), (33, True), (1, False), (None, False)])
+def test_windows_sharing_violations_drop_the_write_others_propagate(tmp_path, monkeypatch, winerror, dropped):
+    from cuda.core.utils import FileStreamProgramCache
+    from cuda.core.utils._program_cache import _file_stream
+
+    monkeypatch.setattr(_file_stream, "_IS_WINDOWS", True)
+    monkeypatch.setattr(_file_stream, "_REPLACE_RETRY_DELAYS", (0.0, 0.0))
+    cache = FileStreamProgramCache(tmp_path / "fc")
+
+    def denied(src, dst):
+        exc = PermissionError("simulated")
+        exc.winerror = winerror
+        raise exc
+
+    monkeypatch.setattr(_file_stream.os, "replace", denied)
+    if dropped:
+        cache[b"k"] = b"v"
+        assert cache.get(b"k") is None
+    else:
+        with pytest.raises(PermissionError, match="simulated"):
+            cache[b"k"] = b"v"
+    assert list((tmp_path / "fc" / "tmp").iterdir()) == []
+
+
+def test_posix_permission_errors_propagate(tmp_path, monkeypatch):
+    from cuda.core.utils import FileStreamProgramCache
+    from cuda.core.utils._program_cache import _file_stream
+
+    monkeypatch.setattr(_file_stream, "_IS_WINDOWS", False)
+    cache = FileStreamProgramCache(tmp_path / "fc")
+
+    def denied(src, dst):
+        exc = PermissionError("denied")
+        exc.winerror = 32
+        raise exc
+
+    monkeypatch.setattr(_file_stream.os, "replace", denied)
+    with pytest.raises(PermissionError, match="denied"):
+        cache[b"k"] = b"v"
+
+
+def test_stat_guards_protect_a_replaced_entry(tmp_path):
+    from cuda.core.utils import FileStreamProgramCache
+    from cuda.core.utils._program_cache._file_stream import _prune_if_stat_unchanged, _touch_atime
+
+    cache = FileStreamProgramCache(tmp_path / "fc")
+    cache[b"k"] = b"v" * 64
+    path = cache._path_for_key(b"k")
+    stale = path.stat()
+    time.sleep(0.02)
+    cache[b"k"] = b"v" * 64          # same size, new file
+    new_mtime = path.stat().st_mtime_ns
+    _touch_atime(path, stale)
+    assert path.stat().st_mtime_ns == new_mtime
+    _prune_if_stat_unchanged(path, stale)
+    assert path.exists()
+    fresh = path.stat()
+    _touch_atime(path, fresh)
+    assert path.stat().st_mtime_ns == fresh.st_mtime_ns
+    _prune_if_stat_unchanged(path, path.stat())
+    assert not path.exists()

@@ -6,6 +6,15 @@ from pathlib import Path
 _IS_WINDOWS = os.name == "nt"
 
 
+def _user_cache_root(windows: bool) -> Path:
+    """The platform's per-user cache directory (without the ``cuda-python`` leaf)."""
+    if windows:
+        base = os.environ.get("LOCALAPPDATA")
+        return Path(base) if base else Path.home() / "AppData" / "Local"
+    base = os.environ.get("XDG_CACHE_HOME")
+    return Path(base) if base else Path.home() / ".cache"
+
+
 def _default_cache_dir() -> Path:
     """The per-user cache root shared by cuda.core's caches, ending in ``cuda-python``.
 
@@ -13,10 +22,4 @@ def _default_cache_dir() -> Path:
     variable is unset or empty. Windows: ``%LOCALAPPDATA%\\cuda-python``, or
     ``~/AppData/Local/cuda-python``. Each cache adds its own leaf directory.
     """
-    if _IS_WINDOWS:
-        base = os.environ.get("LOCALAPPDATA")
-        root = Path(base) if base else Path.home() / "AppData" / "Local"
-    else:
-        base = os.environ.get("XDG_CACHE_HOME")
-        root = Path(base) if base else Path.home() / ".cache"
-    return root / "cuda-python"
+    return _user_cache_root(_IS_WINDOWS) / "cuda-python"

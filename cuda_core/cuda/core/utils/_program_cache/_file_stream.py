@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Iterator
 
 from cuda.core._module import ObjectCode
-from cuda.core.utils._cache_dir import _default_cache_dir as _user_cache_dir
+from cuda.core.utils import _cache_dir
 
 from ._abc import ProgramCacheResource, _as_key_bytes, _extract_bytes
 
@@ -42,8 +42,10 @@ def _stat_key(st: os.stat_result) -> tuple[int, int, int]:
 
 
 def _default_cache_dir() -> Path:
-    """``program-cache`` under the per-user cache root (see :mod:`cuda.core.utils._cache_dir`)."""
-    return _user_cache_dir() / "program-cache"
+    """``program-cache`` under the per-user cache root (see :mod:`cuda.core.utils._cache_dir`);
+    this module's ``_IS_WINDOWS`` (or that module's) picks the Windows rule."""
+    windows = _IS_WINDOWS or _cache_dir._IS_WINDOWS
+    return _cache_dir._user_cache_root(windows) / "cuda-python" / "program-cache"
 
 
 def _is_windows_sharing_violation(exc: BaseException) -> bool:
