@@ -36,6 +36,8 @@ UPSTREAM_MODULES = {
     "Device": "cuda.core._device",
     "Context": "cuda.core._context",
     "CUDAError": "cuda.core._utils.cuda_utils",
+    "Linker": "cuda.core._linker",
+    "LinkerOptions": "cuda.core._linker",
 }
 
 
