@@ -605,3 +605,27 @@ def test_gpu_driver_undefined_reference_code(driver_backend, rdc_ptx):
                       relocatable_device_code=True)
     with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_IMAGE"):
         Linker(broken, *rdc_ptx[1:], options=LinkerOptions(arch=ARCH)).link("cubin")
+
+
+@pytest.mark.no_driver_ok
+def test_nvjitlink_errors_are_also_cuda_bindings_errors_where_installed(monkeypatch, nvjitlink_backend, rdc_ptx):
+    import sys
+    import types
+
+    from cuda.core import Linker, LinkerOptions, _linker
+    from cuda.core._utils.cuda_utils import CUDAError, NVJitLinkError
+
+    class nvJitLinkError(Exception):  # the shape of cuda.bindings.nvjitlink's
+        def __init__(self, status):
+            self.status = status
+            super().__init__(f"status {status}")
+
+    fake = types.ModuleType("cuda.bindings.nvjitlink")
+    fake.nvJitLinkError = nvJitLinkError
+    monkeypatch.setitem(sys.modules, "cuda.bindings.nvjitlink", fake)
+    monkeypatch.setattr(_linker, "_compatible_error_class", None)
+    with pytest.raises(nvJitLinkError) as info:
+        Linker(*rdc_ptx, options=LinkerOptions(arch="99", ptx=True))
+    assert isinstance(info.value, NVJitLinkError) and isinstance(info.value, CUDAError)
+    assert info.value.status == info.value.code and info.value.code > 0
+    assert "NVJITLINK_ERROR" in str(info.value)
