@@ -346,6 +346,29 @@ def test_nvjitlink_invalid_arch_raises(nvjitlink_backend, rdc_ptx):
 
 
 @pytest.mark.no_driver_ok
+@pytest.mark.parametrize("options", [dict(optimization_level=7), dict(split_compile=-5), dict(kernels_used=[""]),
+                                     dict(arch="99"), dict(arch="sm_99"), dict(arch="sm_30"), dict(arch="SM_90")])
+def test_nvjitlink_refuses_bad_option_values(nvjitlink_backend, rdc_ptx, options):
+    from cuda.core import Linker, LinkerOptions
+    from cuda.core._utils.cuda_utils import NVJitLinkError
+
+    options.setdefault("arch", ARCH)
+    with pytest.raises(NVJitLinkError, match="nvJitLinkCreate"):
+        Linker(*rdc_ptx, options=LinkerOptions(**options))
+
+
+@pytest.mark.no_driver_ok
+@pytest.mark.parametrize("arch", ["sm_1", "sm_5", "sm_05", "sm_9x", "compute_9x", "lto_1", "sm_0"])
+def test_archs_that_end_nvjitlinks_process_are_refused_first(nvjitlink_backend, rdc_ptx, arch):
+    from cuda.core import Linker, LinkerOptions
+
+    with pytest.raises(ValueError, match="not a CUDA architecture"):
+        Linker(*rdc_ptx, options=LinkerOptions(arch=arch))
+    with pytest.raises(ValueError, match="not a CUDA architecture"):
+        LinkerOptions(arch=arch).as_bytes()
+
+
+@pytest.mark.no_driver_ok
 def test_nvjitlink_garbage_input_raises(nvjitlink_backend):
     from cuda.core import Linker, LinkerOptions, ObjectCode
     from cuda.core._utils.cuda_utils import NVJitLinkError
@@ -452,6 +475,13 @@ def test_driver_backend_undefined_reference(driver_backend, rdc_ptx):
 
 def test_driver_backend_refuses_nvjitlink_only_inputs_and_options(driver_backend, rdc_ptx, ltoir_inputs):
     from cuda.core import Linker, LinkerOptions
+    from cuda.core._utils.cuda_utils import CUDAError
+
+    for field, bad in (("max_register_count", -1), ("max_register_count", 2**70), ("optimization_level", -3)):
+        with pytest.raises(ValueError, match=f"{field} must be in"):
+            Linker(*rdc_ptx, options=LinkerOptions(arch=ARCH, **{field: bad}))
+    with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_VALUE"):
+        Linker(*rdc_ptx, options=LinkerOptions(arch=ARCH, optimization_level=7))
 
     with pytest.raises(ValueError, match="Unknown code_type associated with ObjectCode: ltoir"):
         Linker(*ltoir_inputs, options=LinkerOptions(arch=ARCH))

@@ -18,6 +18,7 @@ linker needs a loaded driver.
 """
 import importlib.util
 import os
+import re
 import threading
 from dataclasses import dataclass
 from typing import Union
@@ -83,6 +84,18 @@ _CU_JIT_CACHE_OPTION_NONE = 0
 _CU_TARGET_SUFFIX_BASE = {"": 0, "A": 0x10000, "F": 0x20000}
 _CU_TARGETS = {"": (30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72, 75, 80, 86, 87, 89, 90, 100, 103, 110, 120, 121),
                "A": (90, 100, 103, 110, 120, 121), "F": (100, 103, 110, 120, 121)}
+
+
+# nvJitLink (13.0) ends the process ("fatal : Unknown arch name") for an arch whose number is below 10.
+_NVJITLINK_FATAL_ARCH = re.compile(r"(sm|compute|lto)_0*[0-9](?![0-9])")
+
+
+def _nvjitlink_arch(arch):
+    """``arch`` as nvJitLink's ``-arch`` value; ValueError for the ones nvJitLink would exit() on."""
+    if _NVJITLINK_FATAL_ARCH.match(arch):
+        raise ValueError(f"LinkerOptions.arch {arch!r} is not a CUDA architecture (nvJitLink would end the process "
+                         f"on it); give one such as 'sm_90'")
+    return arch
 
 
 def _nvjitlink_candidates():
@@ -324,7 +337,7 @@ class LinkerOptions:
         self._name = self.name.encode()
 
     def _prepare_nvjitlink_options(self, as_bytes: bool = False) -> list[bytes] | list[str]:
-        options = [f"-arch={self.arch if self.arch is not None else _current_arch()}"]
+        options = [f"-arch={_nvjitlink_arch(self.arch) if self.arch is not None else _current_arch()}"]
         if self.max_register_count is not None:
             options.append(f"-maxrregcount={self.max_register_count}")
         if self.time is not None:
@@ -372,6 +385,10 @@ class LinkerOptions:
 
     def _driver_jit_options(self):
         """``(values, keys)`` of the options alone (the Linker's own log buffers live in C++)."""
+        for field in ("max_register_count", "optimization_level"):
+            value = getattr(self, field)
+            if value is not None and not 0 <= value < 2**32:   # an unsigned int JIT option value
+                raise ValueError(f"LinkerOptions.{field} must be in [0, 2**32) for the driver linker, got {value}")
         values, keys = [], []
         if self.arch is not None:
             keys.append(_CU_JIT_TARGET)
@@ -501,6 +518,7 @@ cdef class Linker:
             self._add(code)
 
     cdef int _create_nvjitlink(self) except -1:
+        nvjitlink_try_load(_nvjitlink_candidates())   # loaded once; a no-op after the first call
         cdef vector[string] opts
         for o in self._options._prepare_nvjitlink_options(as_bytes=True):
             opts.push_back(o)
