@@ -160,7 +160,7 @@ def test_driver_option_translation_and_refusals():
 
 @pytest.mark.no_driver_ok
 @pytest.mark.parametrize("field, value", [("name", None), ("name", 3), ("arch", 90), ("max_register_count", "32"),
-                                          ("optimization_level", 1.5), ("split_compile", True)])
+                                          ("optimization_level", 1.5), ("split_compile", "0")])
 def test_linker_options_reject_wrong_types(field, value):
     from cuda.core import LinkerOptions
 
@@ -533,6 +533,20 @@ def ObjectCode_from_garbage():
     from cuda.core import ObjectCode
 
     return ObjectCode.from_ptx(b"not ptx at all")
+
+
+@pytest.mark.no_driver_ok
+@pytest.mark.parametrize("options", [dict(max_register_count=32), dict(debug=True), dict(lineinfo=True),
+                                     dict(ftz=True), dict(prec_div=True), dict(prec_sqrt=True), dict(fma=True),
+                                     dict(time=True), dict(split_compile=True)])
+def test_program_ptx_with_linker_options(nvjitlink_backend, options):
+    from cuda.core import Program, ProgramOptions
+
+    ptx = _compile('extern "C" __global__ void k() {}', "ptx")
+    prog = Program(ptx.code.decode(), "ptx", ProgramOptions(arch=ARCH, **options))
+    assert prog.backend == "nvJitLink"
+    assert prog.compile("cubin").code[:4] == b"\x7fELF"
+    prog.close()
 
 
 def test_program_ptx_to_cubin_goes_through_the_linker(rdc_ptx):

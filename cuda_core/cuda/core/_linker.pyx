@@ -328,7 +328,7 @@ class LinkerOptions:
             raise TypeError(f"LinkerOptions.arch must be a str such as 'sm_90', not {type(self.arch).__name__}")
         for field in ("max_register_count", "optimization_level", "split_compile", "split_compile_extended"):
             value = getattr(self, field)
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            if value is not None and not isinstance(value, int):   # bool is accepted, as upstream spells it
                 raise TypeError(f"LinkerOptions.{field} must be an int, not {type(value).__name__}")
         if self.numba_debug is not None:
             warn("numba_debug is not supported by any linking backend and is ignored. LinkerOptions.numba_debug "
