@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import run_python
+from helpers import DRIVER_AVAILABLE, DRIVER_DESCRIPTION
 
 pytestmark = [pytest.mark.no_driver_ok]
 
@@ -470,6 +470,7 @@ def test_compile_cache_refusals(cache):
     assert len(cache) == 0
 
 
+@pytest.mark.skipif(not DRIVER_AVAILABLE, reason=f"loading needs a driver (real or simulated): {DRIVER_DESCRIPTION}")
 def test_a_cached_cubin_loads(cache, device):
     from cuda.core import Program, ProgramOptions
 
