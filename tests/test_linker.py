@@ -672,3 +672,82 @@ def test_nvjitlink_errors_are_also_cuda_bindings_errors_where_installed(monkeypa
     assert isinstance(info.value, NVJitLinkError) and isinstance(info.value, CUDAError)
     assert info.value.status == info.value.code and info.value.code > 0
     assert "NVJITLINK_ERROR" in str(info.value)
+
+
+def _minimal_elf_object():
+    """A well-formed ELF64 relocatable object: the null section and a section name table."""
+    import struct
+
+    names = b"\0.shstrtab\0"
+    shoff = 64 + len(names) + (-(64 + len(names)) % 8)
+    header = b"\x7fELF" + bytes([2, 1, 1]) + bytes(9) + struct.pack("<HHIQQQIHHHHHH", 1, 62, 1, 0, 0, shoff, 0, 64,
+                                                                     0, 0, 64, 2, 1)
+    body = names + bytes(shoff - 64 - len(names))
+    null = bytes(64)
+    shstrtab = struct.pack("<IIQQQQIIQQ", 1, 3, 0, 0, 64, len(names), 0, 0, 1, 0)
+    return header + body + null + shstrtab
+
+
+@pytest.mark.no_driver_ok
+def test_host_objects_are_checked_before_the_linker_sees_them():
+    import random
+
+    from cuda.core import _linker
+
+    good = _minimal_elf_object()
+    _linker._check_elf(good, "good")
+    archive = b"!<arch>\n" + b"a.o/            0           0     0     644     " + \
+        str(len(good)).encode().ljust(10) + b"`\n" + good
+    _linker._check_archive(archive, "lib")
+    rng = random.Random(11)
+    refused = 0
+    for _ in range(300):
+        data = bytearray(good)
+        for _ in range(rng.choice([1, 4, 16])):
+            data[rng.randrange(len(data))] = rng.getrandbits(8)
+        try:
+            _linker._check_elf(bytes(data[:rng.randrange(16, len(data) + 1)]), "mutated")
+        except ValueError as e:
+            assert "not a well-formed ELF object" in str(e)
+            refused += 1
+    assert refused > 100
+    for bad in (b"\x7fELF" + bytes(range(64)), good[:60], good[:-8]):
+        with pytest.raises(ValueError, match="not a well-formed ELF object"):
+            _linker._check_elf(bad, "bad")
+    for bad in (b"!<arch>\nshort", archive[:-1], archive.replace(b"`\n", b"xx")):
+        with pytest.raises(ValueError, match="not a well-formed"):
+            _linker._check_archive(bad, "lib")
+
+
+@pytest.mark.no_driver_ok
+@pytest.mark.parametrize("kind", ["object", "library"])
+def test_malformed_host_code_is_refused_not_a_crash(nvjitlink_backend, kind, tmp_path):
+    """nvJitLink crashes the process on malformed ELF host objects: they never reach it."""
+    from cuda.core import Linker, LinkerOptions, ObjectCode
+
+    body = b"\x7fELF" + bytes(range(64))
+    data = body if kind == "object" else (b"!<arch>\na.o/            0           0     0     644     " +
+                                          str(len(body)).encode().ljust(10) + b"`\n" + body)
+    with pytest.raises(ValueError, match="not a well-formed ELF object"):
+        Linker(ObjectCode._init(data, kind), options=LinkerOptions(arch=ARCH))
+    path = tmp_path / f"bad.{kind}"
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match="not a well-formed ELF object"):
+        Linker(ObjectCode._init(str(path), kind), options=LinkerOptions(arch=ARCH))
+
+
+@pytest.mark.parametrize("backend", ["nvjitlink", "driver"])
+def test_random_inputs_never_crash_the_process(backend):
+    from helpers import run_python
+
+    if backend == "nvjitlink" and not _nvjitlink_usable():
+        pytest.skip("no nvJitLink (CUDA toolkit or wheel) here")
+    import json
+    from pathlib import Path
+
+    child = Path(__file__).parent / "helpers" / "linker_fuzz_child.py"
+    proc = run_python([child, backend, "20240611", "200"], timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    outcomes = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert sum(outcomes.values()) == 200
+    assert set(outcomes) <= {"linked", "ValueError", "CUDAError", "NVJitLinkError"}, outcomes

@@ -19,6 +19,7 @@ linker needs a loaded driver.
 import importlib.util
 import os
 import re
+import struct
 import threading
 from dataclasses import dataclass
 from typing import Union
@@ -457,6 +458,122 @@ class LinkerOptions:
         return self._prepare_nvjitlink_options(as_bytes=True)
 
 
+# ---------------------------------------------------------------- host objects and archives
+# nvJitLink (13.0) parses a host ELF object (an "object" input, or a member of
+# a "library" archive) without bounds checks and crashes the process on a
+# malformed one, so such inputs are checked here first: the header, and every
+# section, symbol table and string table it names, must lie inside the data.
+
+_SHT_NOBITS = 8
+_SHT_SYMTAB = 2
+_SHT_STRTAB = 3
+_SHT_DYNSYM = 11
+_SHN_LORESERVE = 0xFF00
+
+
+def _bad_elf(what, why):
+    return ValueError(f"{what} is not a well-formed ELF object ({why}); nvJitLink is not given it")
+
+
+def _check_elf(data, what):
+    """Raise ValueError unless ``data`` (starting with the ELF magic) is structurally sound."""
+    n = len(data)
+    if n < 52 or data[4] not in (1, 2) or data[5] not in (1, 2) or data[6] != 1:
+        raise _bad_elf(what, "bad identification bytes")
+    wide = data[4] == 2
+    order = "<" if data[5] == 1 else ">"
+    if wide:
+        if n < 64:
+            raise _bad_elf(what, "truncated header")
+        (phoff, shoff) = struct.unpack_from(order + "QQ", data, 0x20)
+        (ehsize, phentsize, phnum, shentsize, shnum, shstrndx) = struct.unpack_from(order + "6H", data, 0x34)
+        sh_size, ph_size, sym_size = 64, 56, 24
+    else:
+        (phoff, shoff) = struct.unpack_from(order + "II", data, 0x1C)
+        (ehsize, phentsize, phnum, shentsize, shnum, shstrndx) = struct.unpack_from(order + "6H", data, 0x28)
+        sh_size, ph_size, sym_size = 40, 32, 16
+    if ehsize > n:
+        raise _bad_elf(what, "header size beyond the data")
+    if phnum and (phentsize != ph_size or phoff + phnum * phentsize > n):
+        raise _bad_elf(what, "program headers beyond the data")
+    if shnum == 0:
+        if shoff != 0:
+            raise _bad_elf(what, "extended section numbering")
+        return
+    if shentsize != sh_size or shoff + shnum * shentsize > n:
+        raise _bad_elf(what, "section headers beyond the data")
+    if shstrndx >= shnum:
+        raise _bad_elf(what, "section name table index out of range")
+    sections = []
+    for i in range(shnum):
+        at = shoff + i * shentsize
+        if wide:
+            name, kind, _flags, _addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
+                order + "IIQQQQIIQQ", data, at)
+        else:
+            name, kind, _flags, _addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
+                order + "10I", data, at)
+        if kind != _SHT_NOBITS and offset + size > n:
+            raise _bad_elf(what, f"section {i} beyond the data")
+        if link >= shnum:
+            raise _bad_elf(what, f"section {i} links to a missing section")
+        sections.append((name, kind, offset, size, link, entsize))
+    names = sections[shstrndx]
+    if names[1] != _SHT_STRTAB:
+        raise _bad_elf(what, "the section name table is not a string table")
+    for i, (name, kind, offset, size, link, entsize) in enumerate(sections):
+        if i and name >= names[3]:
+            raise _bad_elf(what, f"section {i} name beyond the name table")
+        if kind in (_SHT_SYMTAB, _SHT_DYNSYM):
+            strtab = sections[link]
+            if entsize != sym_size or size % sym_size or strtab[1] != _SHT_STRTAB:
+                raise _bad_elf(what, f"symbol table {i} is malformed")
+            for k in range(size // sym_size):
+                at = offset + k * sym_size
+                st_name = struct.unpack_from(order + "I", data, at)[0]
+                st_shndx = struct.unpack_from(order + "H", data, at + (6 if wide else 14))[0]
+                if st_name >= max(strtab[3], 1) or (st_shndx >= shnum and st_shndx < _SHN_LORESERVE):
+                    raise _bad_elf(what, f"symbol {k} of table {i} is out of range")
+
+
+def _check_archive(data, what):
+    """Raise ValueError unless ``data`` is a well-formed ar archive whose ELF members are sound."""
+    if not data.startswith(b"!<arch>\n"):
+        return   # not an archive: nvJitLink refuses it with an error of its own
+    at, n = 8, len(data)
+    while at < n:
+        if at + 60 > n or data[at + 58:at + 60] != b"`\n":
+            raise ValueError(f"{what} is not a well-formed archive (member header at {at}); nvJitLink is not given it")
+        field = data[at + 48:at + 58].strip()
+        if not field.isdigit():
+            raise ValueError(f"{what} is not a well-formed archive (member size at {at}); nvJitLink is not given it")
+        size = int(field)
+        start = at + 60
+        if start + size > n:
+            raise ValueError(f"{what} is not a well-formed archive (member at {at} beyond the data); nvJitLink "
+                             f"is not given it")
+        member = data[start:start + size]
+        if member.startswith(b"\x7fELF"):
+            _check_elf(member, f"{what} (member at {at})")
+        at = start + size + (size & 1)
+
+
+def _check_host_code(data, code_type, what):
+    """The checks above for "object" and "library" inputs (bytes, or the file they name)."""
+    if code_type not in ("object", "library"):
+        return
+    if isinstance(data, str):
+        try:
+            with open(data, "rb") as f:
+                data = f.read()
+        except OSError:
+            return   # the linker reports a missing file itself
+    if code_type == "object" and data.startswith(b"\x7fELF"):
+        _check_elf(data, what)
+    elif code_type == "library":
+        _check_archive(data, what)
+
+
 def _driver_target(arch):
     """The CUjit_target of ``sm_90`` / ``compute_90a`` / ``sm_100f``; AttributeError (upstream's type:
     it looks the name up on ``CUjit_target``) for anything else."""
@@ -560,6 +677,7 @@ cdef class Linker:
             cdata = data
         else:
             raise TypeError(f"Expected bytes or str, but got {type(data).__name__}")
+        _check_host_code(data, code.code_type, f"{code.code_type} input {code.name!r}")
         if self._use_nvjitlink:
             with nogil:
                 if from_file:
