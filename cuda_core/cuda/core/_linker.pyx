@@ -459,16 +459,22 @@ class LinkerOptions:
 
 
 # ---------------------------------------------------------------- host objects and archives
-# nvJitLink (13.0) parses a host ELF object (an "object" input, or a member of
-# a "library" archive) without bounds checks and crashes the process on a
+# nvJitLink (13.0) parses an ELF (a cubin, a host "object", or a member of a
+# "library" archive) without bounds checks and crashes the process on a
 # malformed one, so such inputs are checked here first: the header, and every
 # section, symbol table and string table it names, must lie inside the data.
 
 _SHT_NOBITS = 8
 _SHT_SYMTAB = 2
 _SHT_STRTAB = 3
+_SHT_RELA = 4
+_SHT_REL = 9
 _SHT_DYNSYM = 11
+_SHT_LOPROC = 0x70000000
 _SHN_LORESERVE = 0xFF00
+# CUDA's .nv.info attribute records: format byte -> the size of its value (SVAL: a u16 length, then that many)
+_NV_INFO_VALUE_SIZE = {1: 0, 2: 1, 3: 2}
+_NV_INFO_SVAL = 4
 
 
 def _bad_elf(what, why):
@@ -517,14 +523,23 @@ def _check_elf(data, what):
             raise _bad_elf(what, f"section {i} beyond the data")
         if link >= shnum:
             raise _bad_elf(what, f"section {i} links to a missing section")
-        sections.append((name, kind, offset, size, link, entsize))
+        sections.append((name, kind, offset, size, link, entsize, _info))
     names = sections[shstrndx]
     if names[1] != _SHT_STRTAB:
         raise _bad_elf(what, "the section name table is not a string table")
-    for i, (name, kind, offset, size, link, entsize) in enumerate(sections):
+    symbols = {}
+    for i, (name, kind, offset, size, link, entsize, info) in enumerate(sections):
         if i and name >= names[3]:
             raise _bad_elf(what, f"section {i} name beyond the name table")
+        if kind == _SHT_STRTAB and (size == 0 or data[offset + size - 1] != 0):
+            raise _bad_elf(what, f"string table {i} is not NUL-terminated")
+        if kind in (_SHT_REL, _SHT_RELA) or kind >= _SHT_LOPROC:
+            if info >= shnum and not (kind >= _SHT_LOPROC and info == 0):
+                raise _bad_elf(what, f"section {i} refers to a missing section")
         if kind in (_SHT_SYMTAB, _SHT_DYNSYM):
+            symbols[i] = size // sym_size if entsize == sym_size else 0
+            if info > symbols[i]:
+                raise _bad_elf(what, f"symbol table {i} has a bad first-global index")
             strtab = sections[link]
             if entsize != sym_size or size % sym_size or strtab[1] != _SHT_STRTAB:
                 raise _bad_elf(what, f"symbol table {i} is malformed")
@@ -534,6 +549,45 @@ def _check_elf(data, what):
                 st_shndx = struct.unpack_from(order + "H", data, at + (6 if wide else 14))[0]
                 if st_name >= max(strtab[3], 1) or (st_shndx >= shnum and st_shndx < _SHN_LORESERVE):
                     raise _bad_elf(what, f"symbol {k} of table {i} is out of range")
+    for i, (name, kind, offset, size, link, entsize, info) in enumerate(sections):
+        if kind in (_SHT_REL, _SHT_RELA):
+            rel_size = (24 if kind == _SHT_RELA else 16) if wide else (12 if kind == _SHT_RELA else 8)
+            if entsize != rel_size or size % rel_size or link not in symbols:
+                raise _bad_elf(what, f"relocation section {i} is malformed")
+            target_size = sections[info][3]
+            for k in range(size // rel_size):
+                at = offset + k * rel_size
+                if wide:
+                    r_offset, r_info = struct.unpack_from(order + "QQ", data, at)
+                    sym = r_info >> 32
+                else:
+                    r_offset, r_info = struct.unpack_from(order + "II", data, at)
+                    sym = r_info >> 8
+                if sym >= max(symbols[link], 1) or (info and r_offset >= target_size):
+                    raise _bad_elf(what, f"relocation {k} of section {i} is out of range")
+        elif kind >= _SHT_LOPROC and kind != _SHT_NOBITS:
+            _check_nv_info(data, offset, size, what, i)
+
+
+def _check_nv_info(data, offset, size, what, index):
+    """Walk CUDA's attribute records of a processor-specific section (.nv.info*): each must fit."""
+    name_ok = True
+    at, end = offset, offset + size
+    while at < end and name_ok:
+        if at + 2 > end:
+            return   # not an attribute section (other processor sections): nothing more to check
+        fmt = data[at]
+        if fmt == _NV_INFO_SVAL:
+            if at + 4 > end:
+                raise _bad_elf(what, f"attribute record at {at - offset} of section {index} is truncated")
+            length = data[at + 2] | (data[at + 3] << 8)
+            at += 4 + length
+        elif fmt in _NV_INFO_VALUE_SIZE:
+            at += 2 + _NV_INFO_VALUE_SIZE[fmt]
+        else:
+            return   # a section of another layout
+        if at > end:
+            raise _bad_elf(what, f"attribute record of section {index} runs past its end")
 
 
 def _check_archive(data, what):
@@ -559,8 +613,8 @@ def _check_archive(data, what):
 
 
 def _check_host_code(data, code_type, what):
-    """The checks above for "object" and "library" inputs (bytes, or the file they name)."""
-    if code_type not in ("object", "library"):
+    """The checks above for "cubin", "object" and "library" inputs (bytes, or the file they name)."""
+    if code_type not in ("cubin", "object", "library"):
         return
     if isinstance(data, str):
         try:
@@ -568,7 +622,7 @@ def _check_host_code(data, code_type, what):
                 data = f.read()
         except OSError:
             return   # the linker reports a missing file itself
-    if code_type == "object" and data.startswith(b"\x7fELF"):
+    if code_type in ("cubin", "object") and data.startswith(b"\x7fELF"):
         _check_elf(data, what)
     elif code_type == "library":
         _check_archive(data, what)
