@@ -3,13 +3,19 @@
 
 #include <dlfcn.h>
 
+#include <unistd.h>
+
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <new>
+#include <thread>
 
 #include "make_handle.hpp"
+#include "thread_safety.hpp"
 
 namespace cuda_core {
 namespace {
@@ -49,6 +55,76 @@ std::atomic<bool> nvjitlink_ready{false};
 thread_local int last_nvjitlink_error = kNvJitLinkSuccess;
 
 const NvJitLinkTable& nvjl() noexcept { return loaded_nvjitlink().table; }
+
+// The one thread that makes every nvJitLink call. nvJitLink 13.0 keeps
+// per-thread state in its PTX compiler: once a thread that linked has exited,
+// the next link in any thread fails or crashes (and two threads at once
+// corrupt it), so calls are handed to this thread, which never exits.
+// Guarded by nvjitlink_mutex; callers wait detached from the GIL.
+struct NvJitLinkWorker {
+    std::condition_variable_any cv;
+    std::function<void()>* task = nullptr;  // the call to run; nullptr when idle
+    std::uint64_t submitted = 0;
+    std::uint64_t finished = 0;
+    pid_t pid = 0;  // the process the thread runs in (0: not started; another pid: a fork's child)
+};
+
+// The worker of this process. A fork's child gets a fresh one: the parent's condition variable may
+// count the parent's waiting worker, which does not exist in the child. Old ones are never
+// destroyed (handles may be released at exit). Requires nvjitlink_mutex.
+NvJitLinkWorker* current_nvjitlink_worker = nullptr;
+
+// The worker thread's loop: runs each task with the lock dropped. Never attached to Python.
+void nvjitlink_worker_loop(NvJitLinkWorker* w) NO_THREAD_SAFETY_ANALYSIS {
+    nvjitlink_mutex.lock();
+    for (;;) {
+        while (w->task == nullptr) w->cv.wait(nvjitlink_mutex);
+        std::function<void()>* task = w->task;
+        nvjitlink_mutex.unlock();
+        (*task)();
+        nvjitlink_mutex.lock();
+        w->task = nullptr;
+        ++w->finished;
+        w->cv.notify_all();
+    }
+}
+
+// The worker running in this process, started if there is none; nullptr when no thread can be made.
+NvJitLinkWorker* ensure_nvjitlink_worker() REQUIRES(nvjitlink_mutex) {
+    NvJitLinkWorker* w = current_nvjitlink_worker;
+    if (w != nullptr && w->pid == getpid()) return w;
+    try {
+        w = new NvJitLinkWorker;
+        std::thread(nvjitlink_worker_loop, w).detach();
+    } catch (...) {
+        return nullptr;  // the worker (if made) leaks: never reached in practice
+    }
+    w->pid = getpid();
+    current_nvjitlink_worker = w;
+    return w;
+}
+
+// Runs `call` (an nvJitLink call returning an nvJitLinkResult) on the worker thread and returns its
+// result; the caller waits detached from the GIL. kNvJitLinkInternal when no worker can run it.
+template <typename Call>
+int serialized(Call call) noexcept {
+    int result = kNvJitLinkInternal;
+    try {
+        std::function<void()> task = [&] { result = call(); };
+        GILReleaseGuard gil;
+        MutexLock lock(nvjitlink_mutex);
+        NvJitLinkWorker* w = ensure_nvjitlink_worker();
+        if (w == nullptr) return kNvJitLinkInternal;
+        while (w->task != nullptr) w->cv.wait(lock.mutex());
+        w->task = &task;
+        std::uint64_t mine = ++w->submitted;
+        w->cv.notify_all();
+        while (w->finished < mine) w->cv.wait(lock.mutex());
+    } catch (...) {
+        return kNvJitLinkInternal;
+    }
+    return result;
+}
 
 // Resolves every entry point of `lib` into *t; returns the missing required names ("" if none).
 std::string resolve_nvjitlink(void* lib, NvJitLinkTable* t) {
@@ -111,11 +187,11 @@ void load_nvjitlink_once(const std::vector<std::string>& candidates) noexcept {
 int read_nvjitlink_log(NvJitLinkRaw raw, int (*get_size)(NvJitLinkRaw, std::size_t*),
                        int (*get)(NvJitLinkRaw, char*), std::string* out) noexcept {
     std::size_t size = 0;
-    int r = get_size(raw, &size);
+    int r = serialized([&] { return get_size(raw, &size); });
     if (r != kNvJitLinkSuccess) return r;
     try {
         out->assign(size, '\0');
-        if (size) r = get(raw, &(*out)[0]);
+        if (size) r = serialized([&] { return get(raw, &(*out)[0]); });
         while (!out->empty() && out->back() == '\0') out->pop_back();
         return r;
     } catch (...) {
@@ -146,7 +222,7 @@ std::string nvjitlink_library_path() { return nvjitlink_loaded() ? loaded_nvjitl
 int nvjitlink_version(unsigned int* major, unsigned int* minor) noexcept {
     if (!nvjitlink_loaded()) return kNvJitLinkNotLoaded;
     if (nvjl().nvJitLinkVersion == nullptr) return kNvJitLinkInternal;
-    return nvjl().nvJitLinkVersion(major, minor);
+    return serialized([&] { return nvjl().nvJitLinkVersion(major, minor); });
 }
 
 void set_last_nvjitlink_error(int result) noexcept { last_nvjitlink_error = result; }
@@ -174,12 +250,14 @@ NvJitLinkHandle create_nvjitlink_handle(const std::vector<std::string>& options)
         std::vector<const char*> argv;
         argv.reserve(options.size());
         for (const std::string& o : options) argv.push_back(o.c_str());
-        r = nvjl().nvJitLinkCreate(&box->handle, static_cast<unsigned int>(argv.size()), argv.data());
+        r = serialized([&] {
+            return nvjl().nvJitLinkCreate(&box->handle, static_cast<unsigned int>(argv.size()), argv.data());
+        });
     } catch (...) {
         r = kNvJitLinkInternal;
     }
     if (r != kNvJitLinkSuccess) {
-        if (box->handle != nullptr) nvjl().nvJitLinkDestroy(&box->handle);
+        if (box->handle != nullptr) serialized([&] { return nvjl().nvJitLinkDestroy(&box->handle); });
         delete box;
         set_last_nvjitlink_error(r);
         return {};
@@ -187,7 +265,7 @@ NvJitLinkHandle create_nvjitlink_handle(const std::vector<std::string>& options)
     try {
         return NvJitLinkHandle(box, [](const NvJitLinkBox* b) noexcept {
             NvJitLinkRaw raw = b->handle;
-            nvjl().nvJitLinkDestroy(&raw);  // CPU only: nothing worth reporting can fail here
+            serialized([&] { return nvjl().nvJitLinkDestroy(&raw); });  // CPU only: nothing worth reporting fails
             delete b;
         });
     } catch (...) {  // shared_ptr's control block: the deleter has already run
@@ -200,27 +278,31 @@ int nvjitlink_add_data(const NvJitLinkHandle& h, int input_type, const std::stri
                        const std::string& name) noexcept {
     if (!nvjitlink_loaded()) return kNvJitLinkNotLoaded;
     if (!h) return kNvJitLinkNullInput;
-    return nvjl().nvJitLinkAddData(h->handle, input_type, data.data(), data.size(), name.c_str());
+    return serialized([&] {
+        return nvjl().nvJitLinkAddData(h->handle, input_type, data.data(), data.size(), name.c_str());
+    });
 }
 
 int nvjitlink_add_file(const NvJitLinkHandle& h, int input_type, const std::string& path) noexcept {
     if (!nvjitlink_loaded()) return kNvJitLinkNotLoaded;
     if (!h) return kNvJitLinkNullInput;
-    return nvjl().nvJitLinkAddFile(h->handle, input_type, path.c_str());
+    return serialized([&] { return nvjl().nvJitLinkAddFile(h->handle, input_type, path.c_str()); });
 }
 
 int nvjitlink_complete(const NvJitLinkHandle& h) noexcept {
     if (!nvjitlink_loaded()) return kNvJitLinkNotLoaded;
     if (!h) return kNvJitLinkNullInput;
-    return nvjl().nvJitLinkComplete(h->handle);
+    return serialized([&] { return nvjl().nvJitLinkComplete(h->handle); });
 }
 
 int nvjitlink_get_linked(const NvJitLinkHandle& h, bool ptx, std::string* out) noexcept {
     if (!nvjitlink_loaded()) return kNvJitLinkNotLoaded;
     if (!h) return kNvJitLinkNullInput;
     std::size_t size = 0;
-    int r = ptx ? nvjl().nvJitLinkGetLinkedPtxSize(h->handle, &size)
-                : nvjl().nvJitLinkGetLinkedCubinSize(h->handle, &size);
+    int r = serialized([&] {
+        return ptx ? nvjl().nvJitLinkGetLinkedPtxSize(h->handle, &size)
+                   : nvjl().nvJitLinkGetLinkedCubinSize(h->handle, &size);
+    });
     if (r != kNvJitLinkSuccess) return r;
     try {
         out->assign(size, '\0');
@@ -228,8 +310,10 @@ int nvjitlink_get_linked(const NvJitLinkHandle& h, bool ptx, std::string* out) n
         return kNvJitLinkInternal;
     }
     if (size == 0) return kNvJitLinkSuccess;
-    r = ptx ? nvjl().nvJitLinkGetLinkedPtx(h->handle, &(*out)[0])
-            : nvjl().nvJitLinkGetLinkedCubin(h->handle, &(*out)[0]);
+    r = serialized([&] {
+        return ptx ? nvjl().nvJitLinkGetLinkedPtx(h->handle, &(*out)[0])
+                   : nvjl().nvJitLinkGetLinkedCubin(h->handle, &(*out)[0]);
+    });
     if (r == kNvJitLinkSuccess && ptx) {
         while (!out->empty() && out->back() == '\0') out->pop_back();
     }
@@ -322,5 +406,7 @@ std::string culink_log(const CuLinkHandle& h, bool error) {
     if (log == nullptr) return std::string();
     return std::string(log, strnlen(log, h->log_size));
 }
+
+Mutex nvjitlink_mutex;
 
 }  // namespace cuda_core

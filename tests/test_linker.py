@@ -751,3 +751,34 @@ def test_random_inputs_never_crash_the_process(backend):
     outcomes = json.loads(proc.stdout.strip().splitlines()[-1])
     assert sum(outcomes.values()) == 200
     assert set(outcomes) <= {"linked", "ValueError", "CUDAError", "NVJitLinkError"}, outcomes
+
+
+@pytest.mark.no_driver_ok
+def test_nvjitlink_survives_threads_that_exit_and_forks(tmp_path):
+    """nvJitLink 13.0 crashes once a thread that linked has exited ("ptxas fatal : Memory allocation
+    failure"); every call runs on one long-lived worker thread, restarted in a fork's child."""
+    from helpers import run_python
+
+    if not _nvjitlink_usable():
+        pytest.skip("no nvJitLink (CUDA toolkit or wheel) here")
+    script = tmp_path / "threads.py"
+    script.write_text(
+        "import os, threading\n"
+        "from cuda.core import Linker, LinkerOptions, Program, ProgramOptions, _linker\n"
+        "_linker._loaded_nvjitlink_version(); _linker._use_nvjitlink_backend = True\n"
+        "ptx = Program('extern \"C\" __global__ void k(){}', 'c++', ProgramOptions(arch='sm_90')).compile('ptx')\n"
+        "def link():\n"
+        "    return Linker(ptx, options=LinkerOptions(arch='sm_90')).link('cubin')\n"
+        "for _ in range(3):\n"
+        "    t = threading.Thread(target=link); t.start(); t.join()\n"
+        "ts = [threading.Thread(target=link) for _ in range(4)]\n"
+        "[t.start() for t in ts]; [t.join() for t in ts]\n"
+        "assert link().code[:4] == b'\\x7fELF'\n"
+        "pid = os.fork()\n"
+        "if pid == 0:\n"
+        "    os._exit(0 if link().code[:4] == b'\\x7fELF' else 3)\n"
+        "_, status = os.waitpid(pid, 0)\n"
+        "assert os.waitstatus_to_exitcode(status) == 0, status\n"
+        "print('ok')\n")
+    proc = run_python([script], timeout=300)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr[-3000:]

@@ -514,13 +514,15 @@ def _check_elf(data, what):
     for i in range(shnum):
         at = shoff + i * shentsize
         if wide:
-            name, kind, _flags, _addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
+            name, kind, _flags, _addr, offset, size, link, _info, align, entsize = struct.unpack_from(
                 order + "IIQQQQIIQQ", data, at)
         else:
-            name, kind, _flags, _addr, offset, size, link, _info, _align, entsize = struct.unpack_from(
+            name, kind, _flags, _addr, offset, size, link, _info, align, entsize = struct.unpack_from(
                 order + "10I", data, at)
         if kind != _SHT_NOBITS and offset + size > n:
             raise _bad_elf(what, f"section {i} beyond the data")
+        if align & (align - 1) or (align > 1 and kind != _SHT_NOBITS and size and offset % align):
+            raise _bad_elf(what, f"section {i} is misaligned")
         if link >= shnum:
             raise _bad_elf(what, f"section {i} links to a missing section")
         sections.append((name, kind, offset, size, link, entsize, _info))
@@ -540,15 +542,28 @@ def _check_elf(data, what):
             symbols[i] = size // sym_size if entsize == sym_size else 0
             if info > symbols[i]:
                 raise _bad_elf(what, f"symbol table {i} has a bad first-global index")
+    # sh_info of any other section names a section or a symbol (CUDA: the function of .text.X)
+    info_limit = max([shnum] + list(symbols.values()))
+    for i, (name, kind, offset, size, link, entsize, info) in enumerate(sections):
+        if kind not in (_SHT_SYMTAB, _SHT_DYNSYM) and info >= info_limit:
+            raise _bad_elf(what, f"section {i} refers to a missing section or symbol")
+    for i, (name, kind, offset, size, link, entsize, info) in enumerate(sections):
+        if kind in (_SHT_SYMTAB, _SHT_DYNSYM):
             strtab = sections[link]
             if entsize != sym_size or size % sym_size or strtab[1] != _SHT_STRTAB:
                 raise _bad_elf(what, f"symbol table {i} is malformed")
             for k in range(size // sym_size):
                 at = offset + k * sym_size
-                st_name = struct.unpack_from(order + "I", data, at)[0]
-                st_shndx = struct.unpack_from(order + "H", data, at + (6 if wide else 14))[0]
+                if wide:
+                    st_name, _st_info, _other, st_shndx, st_value, st_size = struct.unpack_from(
+                        order + "IBBHQQ", data, at)
+                else:
+                    st_name, st_value, st_size, _st_info, _other, st_shndx = struct.unpack_from(
+                        order + "IIIBBH", data, at)
                 if st_name >= max(strtab[3], 1) or (st_shndx >= shnum and st_shndx < _SHN_LORESERVE):
                     raise _bad_elf(what, f"symbol {k} of table {i} is out of range")
+                if 0 < st_shndx < shnum and data[16] == 1 and st_value + st_size > sections[st_shndx][3]:
+                    raise _bad_elf(what, f"symbol {k} of table {i} lies outside its section")
     for i, (name, kind, offset, size, link, entsize, info) in enumerate(sections):
         if kind in (_SHT_REL, _SHT_RELA):
             rel_size = (24 if kind == _SHT_RELA else 16) if wide else (12 if kind == _SHT_RELA else 8)
@@ -559,18 +574,20 @@ def _check_elf(data, what):
                 at = offset + k * rel_size
                 if wide:
                     r_offset, r_info = struct.unpack_from(order + "QQ", data, at)
-                    sym = r_info >> 32
+                    sym, rtype = r_info >> 32, r_info & 0xFFFFFFFF
                 else:
                     r_offset, r_info = struct.unpack_from(order + "II", data, at)
-                    sym = r_info >> 8
-                if sym >= max(symbols[link], 1) or (info and r_offset >= target_size):
+                    sym, rtype = r_info >> 8, r_info & 0xFF
+                if sym >= max(symbols[link], 1) or rtype > 0xFF or (info and r_offset >= target_size):
                     raise _bad_elf(what, f"relocation {k} of section {i} is out of range")
         elif kind >= _SHT_LOPROC and kind != _SHT_NOBITS:
-            _check_nv_info(data, offset, size, what, i)
+            _check_nv_info(data, offset, size, what, i, max(symbols.get(link, 0), 1) if link in symbols else None,
+                           order)
 
 
-def _check_nv_info(data, offset, size, what, index):
-    """Walk CUDA's attribute records of a processor-specific section (.nv.info*): each must fit."""
+def _check_nv_info(data, offset, size, what, index, symbol_count=None, order="<"):
+    """Walk CUDA's attribute records of a processor-specific section (.nv.info*): each must fit, and an
+    8-byte value (function symbol, number) must name an existing symbol."""
     name_ok = True
     at, end = offset, offset + size
     while at < end and name_ok:
@@ -581,6 +598,10 @@ def _check_nv_info(data, offset, size, what, index):
             if at + 4 > end:
                 raise _bad_elf(what, f"attribute record at {at - offset} of section {index} is truncated")
             length = data[at + 2] | (data[at + 3] << 8)
+            if symbol_count is not None and length == 8 and at + 12 <= end:
+                if struct.unpack_from(order + "I", data, at + 4)[0] >= symbol_count:
+                    raise _bad_elf(what, f"attribute record at {at - offset} of section {index} names a missing "
+                                         f"symbol")
             at += 4 + length
         elif fmt in _NV_INFO_VALUE_SIZE:
             at += 2 + _NV_INFO_VALUE_SIZE[fmt]
