@@ -124,13 +124,13 @@ namespace cuda_core {
     X(cuMemUnmap)                     \
     X(cuMemSetAccess)                 \
     X(cuMemExportToShareableHandle)   \
-    X(cuMemImportFromShareableHandle)   \
+    X(cuMemImportFromShareableHandle) \
     X(cuStreamBeginCapture)           \
     X(cuStreamEndCapture)             \
     X(cuStreamIsCapturing)            \
     X(cuStreamGetCaptureInfo)         \
-    X(cuStreamUpdateCaptureDependencies) \
-    X(cuThreadExchangeStreamCaptureMode) \
+    X(cuStreamUpdateCaptureDependencies)\
+    X(cuThreadExchangeStreamCaptureMode)\
     X(cuGraphCreate)                  \
     X(cuGraphDestroy)                 \
     X(cuGraphAddChildGraphNode)       \
@@ -147,7 +147,12 @@ namespace cuda_core {
     X(cuGraphGetNodes)                \
     X(cuGraphGetEdges)                \
     X(cuGraphNodeGetType)             \
-    X(cuGraphAddEmptyNode)
+    X(cuGraphAddEmptyNode)            \
+    X(cuLinkCreate)                   \
+    X(cuLinkAddData)                  \
+    X(cuLinkAddFile)                  \
+    X(cuLinkComplete)                 \
+    X(cuLinkDestroy)
 
 // Entry points that a supported driver may lack (newer than the oldest driver
 // the package runs on, or absent from the simulated driver): a library without

@@ -25,7 +25,7 @@ void install_cleanup_reporter(CleanupReporter reporter) noexcept;
 
 // Reports a failure that cannot raise (a deleter's driver call). Requires that
 // the caller holds no C++ lock; the reporter may take the GIL.
-void report_cleanup_failure(const char* what, CUresult code) noexcept EXCLUDES(ipc_cache_mutex);
+void report_cleanup_failure(const char* what, CUresult code) noexcept EXCLUDES(ipc_cache_mutex, nvjitlink_mutex);
 
 // Writes a cleanup failure to stderr (the default reporter; also the Python
 // reporter's fallback once the interpreter is gone).

@@ -49,7 +49,7 @@ private:
 // C++ lock is held.
 class SCOPED_CAPABILITY GILAcquireGuard {
 public:
-    GILAcquireGuard() noexcept RELEASE(gil_detached) EXCLUDES(ipc_cache_mutex);
+    GILAcquireGuard() noexcept RELEASE(gil_detached) EXCLUDES(ipc_cache_mutex, nvjitlink_mutex);
     ~GILAcquireGuard() noexcept RELEASE();
     GILAcquireGuard(const GILAcquireGuard&) = delete;
     GILAcquireGuard& operator=(const GILAcquireGuard&) = delete;

@@ -33,6 +33,7 @@
 #include "handles.hpp"
 #include "ipc_descriptor.hpp"
 #include "ipc_import.hpp"
+#include "linker.hpp"
 #include "memory.hpp"
 #include "module.hpp"
 #include "nvrtc.hpp"

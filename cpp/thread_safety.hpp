@@ -81,5 +81,10 @@ private:
 //   ipc_cache_mutex: the IPC import cache (ipc_import.cpp). Leaf lock:
 //   no other lock, no driver call that can be slow, no GIL while held.
 extern Mutex ipc_cache_mutex;
+//   nvjitlink_mutex: the hand-off to the one thread that makes every nvJitLink
+//   call (linker.cpp; nvJitLink 13.0 breaks when calls come from several
+//   threads). Leaf lock: no other lock and no GIL while held; callers wait on
+//   its condition variable detached from the GIL; never held across a call.
+extern Mutex nvjitlink_mutex;
 
 }  // namespace cuda_core

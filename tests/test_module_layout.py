@@ -41,6 +41,8 @@ UPSTREAM_MODULES = {
     "CopyOptions": "cuda.core._memory._copy_enums",
     "MemcpySrcAccessOrder": "cuda.core._memory._copy_enums",
     "MemcpyOverlapMode": "cuda.core._memory._copy_enums",
+    "Linker": "cuda.core._linker",
+    "LinkerOptions": "cuda.core._linker",
 }
 
 

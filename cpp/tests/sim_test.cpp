@@ -1144,6 +1144,56 @@ TEST_F(Sim, LibrariesKernelsAndTheFillStandIn) {
     OK(D.cuMemPoolDestroy(pool));
 }
 
+// The JIT linker (api_linker.cpp): input checks, PTX symbol resolution across
+// inputs with the driver's error log line, and a linked image that loads.
+TEST_F(Sim, LinkerResolvesPtxFunctionsAndTheImageLoads) {
+    const char* kernel =
+        ".version 8.0\n.target sm_90\n.address_size 64\n"
+        ".extern .func  (.param .b32 func_retval0) _Z1Bv\n()\n;\n"
+        ".visible .entry _Z1Av()\n{\n\tret;\n}\n";
+    const char* function = ".version 8.0\n.target sm_90\n.address_size 64\n"
+                           ".visible .func  (.param .b32 func_retval0) _Z1Bv()\n{\n\tret;\n}\n";
+    char info[256], error[256];
+    CUjit_option keys[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                           CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
+    void* values[] = {info, reinterpret_cast<void*>(uintptr_t(sizeof info)), error,
+                      reinterpret_cast<void*>(uintptr_t(sizeof error)), reinterpret_cast<void*>(uintptr_t(1))};
+    CUlinkState state = nullptr;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuLinkCreate(1, nullptr, nullptr, &state));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuLinkCreate(0, nullptr, nullptr, nullptr));
+    OK(D.cuLinkCreate(5, keys, values, &state));
+    void* image = nullptr;
+    size_t size = 0;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuLinkComplete(state, &image, &size));  // no inputs yet
+    EXPECT_EQ(CUDA_ERROR_INVALID_PTX, D.cuLinkAddData(state, CU_JIT_INPUT_PTX, const_cast<char*>("nope"), 5, "bad",
+                                                      0, nullptr, nullptr));
+    EXPECT_EQ(CUDA_ERROR_INVALID_IMAGE, D.cuLinkAddData(state, CU_JIT_INPUT_CUBIN, const_cast<char*>("nope"), 4,
+                                                        "bad", 0, nullptr, nullptr));
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuLinkAddData(state, CU_JIT_INPUT_OBJECT, const_cast<char*>("x"), 1, "o",
+                                                        0, nullptr, nullptr));
+    EXPECT_EQ(CUDA_ERROR_FILE_NOT_FOUND,
+              D.cuLinkAddFile(state, CU_JIT_INPUT_PTX, "/nonexistent/x.ptx", 0, nullptr, nullptr));
+    error[0] = '\0';
+    OK(D.cuLinkAddData(state, CU_JIT_INPUT_PTX, const_cast<char*>(kernel), std::strlen(kernel) + 1, "A", 0, nullptr,
+                       nullptr));
+    EXPECT_EQ(CUDA_ERROR_INVALID_IMAGE, D.cuLinkComplete(state, &image, &size));
+    EXPECT_STREQ("error   : Undefined reference to '_Z1Bv' in 'A'", error);
+    OK(D.cuLinkAddData(state, CU_JIT_INPUT_PTX, const_cast<char*>(function), std::strlen(function), "B", 0, nullptr,
+                       nullptr));
+    OK(D.cuLinkComplete(state, &image, &size));
+    ASSERT_NE(nullptr, image);
+    EXPECT_NE(nullptr, std::strstr(info, "inputs linked"));
+    CUlibrary lib = nullptr;
+    OK(D.cuLibraryLoadData(&lib, image, nullptr, nullptr, 0, nullptr, nullptr, 0));
+    CUkernel k = nullptr;
+    OK(D.cuLibraryGetKernel(&k, lib, "_Z1Av"));
+    EXPECT_EQ(CUDA_ERROR_NOT_FOUND, D.cuLibraryGetKernel(&k, lib, "_Z1Bv"));  // a function, not an entry
+    OK(D.cuLibraryUnload(lib));
+    OK(D.cuLinkDestroy(state));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuLinkDestroy(state));
+    EXPECT_EQ(CUDA_ERROR_INVALID_HANDLE, D.cuLinkComplete(state, &image, &size));
+}
+
 // cuMemAllocManaged / cuMemFree (api_managed_alloc.cpp): host memory that a
 // copy treats as host memory; cuMemFree frees only what cuMemAllocManaged gave.
 TEST_F(Sim, ManagedAllocationIsHostMemoryFreedOnce) {

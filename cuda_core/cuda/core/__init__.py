@@ -41,6 +41,7 @@ from cuda.core._memory import (  # noqa: E402
     VirtualMemoryResource,
     VirtualMemoryResourceOptions,
 )
+from cuda.core._linker import Linker, LinkerOptions  # noqa: E402
 from cuda.core._module import Kernel, ObjectCode  # noqa: E402
 from cuda.core._program import Program, ProgramOptions  # noqa: E402
 from cuda.core._tensor_map import TensorMapDescriptor, TensorMapDescriptorOptions  # noqa: E402
@@ -76,6 +77,8 @@ __all__ = [
     "IPCEventDescriptor",
     "Kernel",
     "LaunchConfig",
+    "Linker",
+    "LinkerOptions",
     "IPCImportError",
     "LEGACY_DEFAULT_STREAM",
     "LegacyPinnedMemoryResource",

@@ -29,6 +29,7 @@ from cuda.core._memory import (
     VirtualMemoryResource,
     VirtualMemoryResourceOptions,
 )
+from cuda.core._linker import Linker, LinkerOptions
 from cuda.core._module import Kernel, ObjectCode
 from cuda.core._program import Program, ProgramOptions
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions
@@ -57,6 +58,8 @@ __all__ = [
     "IPCEventDescriptor",
     "Kernel",
     "LaunchConfig",
+    "Linker",
+    "LinkerOptions",
     "IPCImportError",
     "LEGACY_DEFAULT_STREAM",
     "LegacyPinnedMemoryResource",

@@ -268,7 +268,7 @@ cdef class ObjectCode:
 
     Loadable code types are ``"cubin"``, ``"ptx"`` (JIT-compiled by the driver at
     load) and ``"fatbin"``; ``"ltoir"``, ``"object"`` and ``"library"`` can be
-    held but need a linker, which this package does not provide.
+    held and linked (:class:`~cuda.core.Linker`) into a cubin, which loads.
     """
 
     def __init__(self, *args, **kwargs):
@@ -318,7 +318,7 @@ cdef class ObjectCode:
 
     @staticmethod
     def from_ltoir(module, *, name="", symbol_mapping=None):
-        """An ObjectCode for LTO-IR (held only: loading it needs a linker)."""
+        """An ObjectCode for LTO-IR (link it with :class:`~cuda.core.Linker` to load it)."""
         return ObjectCode._init(module, "ltoir", name=name, symbol_mapping=symbol_mapping)
 
     @staticmethod
@@ -328,12 +328,12 @@ cdef class ObjectCode:
 
     @staticmethod
     def from_object(module, *, name="", symbol_mapping=None):
-        """An ObjectCode for a relocatable object (held only: loading it needs a linker)."""
+        """An ObjectCode for a relocatable object (link it with :class:`~cuda.core.Linker` to load it)."""
         return ObjectCode._init(module, "object", name=name, symbol_mapping=symbol_mapping)
 
     @staticmethod
     def from_library(module, *, name="", symbol_mapping=None):
-        """An ObjectCode for a static library (held only: loading it needs a linker)."""
+        """An ObjectCode for a static library (link it with :class:`~cuda.core.Linker` to load it)."""
         return ObjectCode._init(module, "library", name=name, symbol_mapping=symbol_mapping)
 
     cdef int _load(self) except -1:
@@ -341,8 +341,8 @@ cdef class ObjectCode:
         if self._h:
             return 0
         if self._code_type not in _LOADABLE:
-            raise NotImplementedError(f"loading {self._code_type!r} code needs a linker (nvJitLink), which this "
-                                      f"package does not provide; use cubin, PTX or fatbin")
+            raise NotImplementedError(f"{self._code_type!r} code is not loaded directly, it needs a linker: link it "
+                                      f"with cuda.core.Linker into a cubin and load that (or use cubin, PTX or fatbin)")
         data = self._module
         if isinstance(data, str):
             with open(data, "rb") as f:

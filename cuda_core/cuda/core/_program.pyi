@@ -5,6 +5,7 @@ from typing import Any
 from cuda.bindings import nvrtc   # the handle types (an int without cuda-bindings)
 
 from cuda.core._module import ObjectCode
+from cuda.core.utils._program_cache import ProgramCacheResource
 
 __all__ = ['Program', 'ProgramOptions']
 
@@ -17,7 +18,7 @@ class Program:
     @property
     def is_closed(self) -> bool: ...
     def compile(self, target_type: str, name_expressions: tuple[str, ...] | list[str] = (),
-                logs: object | None = None, *, cache: Any = None) -> ObjectCode: ...
+                logs: object | None = None, *, cache: ProgramCacheResource | None = None) -> ObjectCode: ...
     @property
     def pch_status(self) -> str | None: ...
     @property

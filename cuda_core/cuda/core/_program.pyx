@@ -12,6 +12,7 @@ import importlib.util
 import os
 import sys
 import threading
+import warnings
 from dataclasses import dataclass, fields
 
 from libcpp.string cimport string
@@ -67,6 +68,27 @@ def _nvrtc_candidates():
     seen = set()
     return [p for p in out if not (p in seen or seen.add(p))
             and (os.sep not in p or os.path.exists(p))]
+
+
+def _nvrtc_version():
+    """NVRTC's (major, minor); loads NVRTC first (NVRTCError naming the files tried when it cannot)."""
+    nvrtc_require(_nvrtc_candidates())
+    return _nvrtc_info()[2]
+
+
+# ProgramOptions fields that reach the Linker for PTX input (the rest are NVRTC's).
+_LINKER_FIELDS = ("name", "arch", "max_register_count", "time", "link_time_optimization", "debug", "lineinfo",
+                  "ftz", "prec_div", "prec_sqrt", "fma", "split_compile", "ptxas_options", "no_cache")
+
+
+def _translate_program_options(options):
+    """The LinkerOptions that link PTX compiled with ProgramOptions `options`."""
+    from cuda.core._linker import LinkerOptions
+
+    if options.numba_debug is not None:
+        warnings.warn("numba_debug is ignored for code_type='ptx', which is processed by the linker; it applies "
+                      "only to the NVVM and NVRTC compilation backends.", UserWarning, stacklevel=3)
+    return LinkerOptions(**{f: getattr(options, f) for f in _LINKER_FIELDS})
 
 
 def _as_list(value, what, item_types):
@@ -327,6 +349,7 @@ cdef class Program:
     cdef str _code_type
     cdef object _ptx
     cdef object _lock
+    cdef object _code
     cdef bint _closed
 
     def __init__(self, code, code_type, options=None):
@@ -345,6 +368,7 @@ cdef class Program:
             raise TypeError(f"{ct} source code must be a str, not {type(code).__name__}")
         self._options = options
         self._code_type = ct
+        self._code = code
         self._lock = threading.Lock()
         if ct == "ptx":
             self._ptx = code
@@ -371,8 +395,13 @@ cdef class Program:
 
     @property
     def backend(self):
-        """``"NVRTC"`` for C++ programs; ``"driver"`` for PTX (JIT-compiled by the driver at load)."""
-        return "NVRTC" if self._code_type == "c++" else "driver"
+        """``"NVRTC"`` for C++ programs; for PTX the linker's backend, ``"nvJitLink"`` or
+        ``"driver"`` (see :meth:`Linker.which_backend`)."""
+        if self._code_type == "c++":
+            return "NVRTC"
+        from cuda.core._linker import Linker
+
+        return str(Linker.which_backend().value)
 
     @property
     def handle(self):
@@ -402,8 +431,15 @@ cdef class Program:
             ``ObjectCode.get_kernel(name_expression)``.
         logs : object, optional
             An object with ``write(str)`` that receives NVRTC's log (warnings included).
-        cache : optional
-            Not supported by this package (must be ``None``).
+        cache : :class:`~cuda.core.utils.ProgramCacheResource`, optional
+            Where to look the binary up first: the key is
+            :func:`~cuda.core.utils.make_program_cache_key` of this program's code,
+            options and ``target_type``. A hit returns a fresh ObjectCode of the
+            cached bytes (named ``options.name``) without compiling, and ``logs``
+            receives nothing; a miss compiles and stores the result. Refused
+            (``ValueError``) with ``name_expressions``, whose mapping the cached
+            binary cannot carry, and for options that need an ``extra_digest``
+            (see :func:`~cuda.core.utils.make_program_cache_key`).
 
         Raises
         ------
@@ -413,8 +449,6 @@ cdef class Program:
         tt = str(getattr(target_type, "value", target_type)).lower()
         if tt not in _TARGETS:
             raise ValueError(f"target_type must be 'ptx', 'cubin' or 'ltoir', got {target_type!r}")
-        if cache is not None:
-            raise NotImplementedError("Program.compile(cache=...) is not supported by this package")
         if isinstance(name_expressions, (str, bytes)) or not isinstance(name_expressions, (list, tuple)):
             raise TypeError("name_expressions must be a tuple or list of str")
         exprs = [e.decode() if isinstance(e, bytes) else e for e in name_expressions]
@@ -423,12 +457,50 @@ cdef class Program:
                 raise TypeError(f"name_expressions items must be str, not {type(e).__name__}")
         if self._closed:
             raise RuntimeError("Program has been closed")
+        if self._code_type == "ptx" and tt == "ltoir":
+            raise ValueError("target_type 'ltoir' is not valid for code_type 'ptx' (supported: 'ptx', 'cubin')")
+        if cache is not None:
+            return self._compile_through_cache(tt, exprs, logs, cache)
+        return self._compile(tt, exprs, logs)
+
+    def _compile_through_cache(self, str tt, list exprs, logs, cache):
+        """compile() with ``cache``: the cached bytes on a hit, else compile and store."""
+        from cuda.core.utils._program_cache import ProgramCacheResource, make_program_cache_key
+
+        if not isinstance(cache, ProgramCacheResource):
+            raise TypeError(f"cache must be a ProgramCacheResource, not {type(cache).__name__}")
+        if exprs:
+            raise ValueError("Program.compile(cache=...) does not take name_expressions: the cached binary does "
+                             "not carry ObjectCode.symbol_mapping, so get_kernel(name_expression) would fail on a "
+                             "hit; compile without cache=, or key the cache yourself with make_program_cache_key")
+        key = make_program_cache_key(code=self._code, code_type=self._code_type, options=self._options,
+                                     target_type=tt)
+        data = cache.get(key)
+        if data is not None:
+            return ObjectCode._init(bytes(data), tt, name=self._options.name)
+        result = self._compile(tt, exprs, logs)
+        cache[key] = result
+        return result
+
+    def _compile(self, str tt, list exprs, logs):
+        """One compile of this program to `tt` (PTX: returned as is, or linked to a cubin)."""
         name = self._options.name
         if self._code_type == "ptx":
-            if tt != "ptx":
-                raise NotImplementedError(f"compiling PTX to {tt} needs a linker (nvJitLink), which this package "
-                                          "does not provide; compile('ptx') and load the PTX instead")
-            return ObjectCode._init(self._ptx.encode(), "ptx", name=name)
+            if tt == "ptx":
+                return ObjectCode._init(self._ptx.encode(), "ptx", name=name)
+            from cuda.core._linker import Linker
+
+            linker = Linker(ObjectCode._init(self._ptx.encode(), "ptx", name=name),
+                            options=_translate_program_options(self._options))
+            try:
+                result = linker.link(tt)
+                if logs is not None:
+                    text = linker.get_info_log()
+                    if text:
+                        logs.write(text)
+                return result
+            finally:
+                linker.close()
         cdef vector[string] opts
         cdef vector[string] cexprs
         cdef vector[string] lowered

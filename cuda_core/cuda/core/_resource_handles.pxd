@@ -739,3 +739,33 @@ cdef GraphicsResourceHandle create_gl_buffer_graphics_handle(const ContextHandle
                                                              unsigned int flags) noexcept nogil
 cdef GraphicsResourceHandle create_gl_image_graphics_handle(const ContextHandle& context, unsigned int image,
                                                             unsigned int target, unsigned int flags) noexcept nogil
+# ---------------------------------------------------------------- linkers (cpp/linker.hpp)
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
+    cppclass NvJitLinkBox:
+        void* handle
+    ctypedef shared_ptr[const NvJitLinkBox] NvJitLinkHandle
+    cppclass CuLinkBox:
+        void* state
+    ctypedef shared_ptr[const CuLinkBox] CuLinkHandle
+
+# Loads nvJitLink from the first usable of `candidates` (first call per process
+# wins); 0, or 1000 (none usable: nvjitlink_info() says what was tried).
+cdef int nvjitlink_try_load(list candidates) except -1
+# (loaded path or "", load error or "", (major, minor) or None when not loaded or older than 12.3)
+cdef tuple nvjitlink_info()
+cdef NvJitLinkHandle create_nvjitlink_handle(const vector[string]& options) noexcept nogil
+cdef int take_last_nvjitlink_error() noexcept nogil
+cdef int nvjitlink_add_data(const NvJitLinkHandle& h, int input_type, const string& data,
+                            const string& name) noexcept nogil
+cdef int nvjitlink_add_file(const NvJitLinkHandle& h, int input_type, const string& path) noexcept nogil
+cdef int nvjitlink_complete(const NvJitLinkHandle& h) noexcept nogil
+cdef int nvjitlink_get_linked(const NvJitLinkHandle& h, bint ptx, string* out) noexcept nogil
+cdef int nvjitlink_get_log(const NvJitLinkHandle& h, bint error, string* out) noexcept nogil
+# The driver linker: JIT options as (key, integer value) pairs plus log buffers of `log_size` bytes.
+cdef CuLinkHandle create_culink_handle(const vector[int]& keys, const vector[long long]& values,
+                                       size_t log_size) noexcept nogil
+cdef CUresult culink_add_data(const CuLinkHandle& h, int input_type, const string& data,
+                              const string& name) noexcept nogil
+cdef CUresult culink_add_file(const CuLinkHandle& h, int input_type, const string& path) noexcept nogil
+cdef CUresult culink_complete(const CuLinkHandle& h, string* out) noexcept nogil
+cdef str culink_log(const CuLinkHandle& h, bint error)

@@ -689,3 +689,80 @@ cdef GraphicsResourceHandle create_gl_buffer_graphics_handle(const ContextHandle
 cdef GraphicsResourceHandle create_gl_image_graphics_handle(const ContextHandle& context, unsigned int image,
                                                             unsigned int target, unsigned int flags) noexcept nogil:
     return cpp_create_gl_image_graphics_handle(context, image, target, flags)
+# ---------------------------------------------------------------- linkers (cpp/linker.hpp)
+
+cdef extern from "linker.hpp" nogil:
+    int cpp_nvjitlink_load "cuda_core::nvjitlink_load"(const vector[string]&)
+    string cpp_nvjitlink_load_error "cuda_core::nvjitlink_load_error"() except +
+    string cpp_nvjitlink_library_path "cuda_core::nvjitlink_library_path"() except +
+    int cpp_nvjitlink_version "cuda_core::nvjitlink_version"(unsigned int*, unsigned int*)
+    int cpp_take_last_nvjitlink_error "cuda_core::take_last_nvjitlink_error"()
+    NvJitLinkHandle cpp_create_nvjitlink_handle "cuda_core::create_nvjitlink_handle"(const vector[string]&)
+    int cpp_nvjitlink_add_data "cuda_core::nvjitlink_add_data"(
+        const NvJitLinkHandle&, int, const string&, const string&)
+    int cpp_nvjitlink_add_file "cuda_core::nvjitlink_add_file"(const NvJitLinkHandle&, int, const string&)
+    int cpp_nvjitlink_complete "cuda_core::nvjitlink_complete"(const NvJitLinkHandle&)
+    int cpp_nvjitlink_get_linked "cuda_core::nvjitlink_get_linked"(const NvJitLinkHandle&, cbool, string*)
+    int cpp_nvjitlink_get_log "cuda_core::nvjitlink_get_log"(const NvJitLinkHandle&, cbool, string*)
+    CuLinkHandle cpp_create_culink_handle "cuda_core::create_culink_handle"(
+        const vector[int]&, const vector[long long]&, size_t)
+    CUresult cpp_culink_add_data "cuda_core::culink_add_data"(const CuLinkHandle&, int, const string&, const string&)
+    CUresult cpp_culink_add_file "cuda_core::culink_add_file"(const CuLinkHandle&, int, const string&)
+    CUresult cpp_culink_complete "cuda_core::culink_complete"(const CuLinkHandle&, string*)
+    string cpp_culink_log "cuda_core::culink_log"(const CuLinkHandle&, cbool) except +
+
+
+cdef int nvjitlink_try_load(list candidates) except -1:
+    cdef vector[string] paths
+    for c in candidates:
+        paths.push_back(str(c).encode())
+    cdef int r
+    with nogil:
+        r = cpp_nvjitlink_load(paths)
+    return r
+
+
+cdef tuple nvjitlink_info():
+    cdef unsigned int major = 0, minor = 0
+    version = (int(major), int(minor)) if cpp_nvjitlink_version(&major, &minor) == 0 else None
+    return cpp_nvjitlink_library_path().decode(), cpp_nvjitlink_load_error().decode(), version
+
+
+cdef NvJitLinkHandle create_nvjitlink_handle(const vector[string]& options) noexcept nogil:
+    return cpp_create_nvjitlink_handle(options)
+
+cdef int take_last_nvjitlink_error() noexcept nogil:
+    return cpp_take_last_nvjitlink_error()
+
+cdef int nvjitlink_add_data(const NvJitLinkHandle& h, int input_type, const string& data,
+                            const string& name) noexcept nogil:
+    return cpp_nvjitlink_add_data(h, input_type, data, name)
+
+cdef int nvjitlink_add_file(const NvJitLinkHandle& h, int input_type, const string& path) noexcept nogil:
+    return cpp_nvjitlink_add_file(h, input_type, path)
+
+cdef int nvjitlink_complete(const NvJitLinkHandle& h) noexcept nogil:
+    return cpp_nvjitlink_complete(h)
+
+cdef int nvjitlink_get_linked(const NvJitLinkHandle& h, bint ptx, string* out) noexcept nogil:
+    return cpp_nvjitlink_get_linked(h, ptx, out)
+
+cdef int nvjitlink_get_log(const NvJitLinkHandle& h, bint error, string* out) noexcept nogil:
+    return cpp_nvjitlink_get_log(h, error, out)
+
+cdef CuLinkHandle create_culink_handle(const vector[int]& keys, const vector[long long]& values,
+                                       size_t log_size) noexcept nogil:
+    return cpp_create_culink_handle(keys, values, log_size)
+
+cdef CUresult culink_add_data(const CuLinkHandle& h, int input_type, const string& data,
+                              const string& name) noexcept nogil:
+    return cpp_culink_add_data(h, input_type, data, name)
+
+cdef CUresult culink_add_file(const CuLinkHandle& h, int input_type, const string& path) noexcept nogil:
+    return cpp_culink_add_file(h, input_type, path)
+
+cdef CUresult culink_complete(const CuLinkHandle& h, string* out) noexcept nogil:
+    return cpp_culink_complete(h, out)
+
+cdef str culink_log(const CuLinkHandle& h, bint error):
+    return cpp_culink_log(h, error).decode("utf-8", "backslashreplace")

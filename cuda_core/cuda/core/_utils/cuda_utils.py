@@ -14,7 +14,8 @@ try:
 except ImportError:   # cuda-bindings is optional
     driver = None
 
-__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "IPCImportError", "NVRTCError", "driver", "handle_return"]
+__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "IPCImportError", "NVJitLinkError", "NVRTCError", "driver",
+           "handle_return"]
 
 
 class CUDAError(Exception):
@@ -31,6 +32,14 @@ class NVRTCError(CUDAError):
     """NVRTC (the runtime compiler) failed, or could not be loaded. The message
     holds the nvrtcResult name and, for a failed compile, NVRTC's log; ``code``
     holds the nvrtcResult number (``None`` when NVRTC could not be loaded)."""
+
+
+class NVJitLinkError(CUDAError):
+    """nvJitLink (the JIT linker behind :class:`~cuda.core.Linker`) failed, or could
+    not be loaded. The message holds the nvJitLinkResult name and number and, for
+    a failed link, nvJitLink's error log; ``code`` holds the number (``None`` when
+    nvJitLink could not be loaded). Where cuda-bindings is installed, the raised
+    error is also a ``cuda.bindings.nvjitlink.nvJitLinkError``."""
 
 
 _IPC_IMPORT_ERROR_DOC = """Some imports of one ``Buffer.from_ipc_descriptors`` call failed.

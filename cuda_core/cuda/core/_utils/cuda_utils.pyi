@@ -3,7 +3,7 @@ from types import ModuleType
 import sys
 from typing import Any, Dict, Iterable, NamedTuple, Optional, Tuple
 
-__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "IPCImportError", "NVRTCError", "driver", "handle_return"]
+__all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "IPCImportError", "NVJitLinkError", "NVRTCError", "driver", "handle_return"]
 
 driver: ModuleType
 
@@ -14,6 +14,7 @@ class CUDAError(Exception):
 
 
 class NVRTCError(CUDAError): ...
+class NVJitLinkError(CUDAError): ...
 
 
 class CUDAWarning(RuntimeWarning): ...

@@ -11,22 +11,27 @@ from cuda.core._memory._copy_ops import copy_batch
 # Batched managed-memory operations (cuda.core._memory._managed_memory_ops).
 from cuda.core._memory._managed_memory_ops import discard_batch, discard_prefetch_batch, prefetch_batch
 
-# Program caches (cuda.core.utils._program_cache): FileStreamProgramCache, InMemoryProgramCache,
-# ProgramCacheResource, make_program_cache_key.
+# Program caches (cuda.core.utils._program_cache).
+from cuda.core.utils._program_cache import (
+    FileStreamProgramCache,
+    InMemoryProgramCache,
+    ProgramCacheResource,
+    make_program_cache_key,
+)
 
-# Upstream 1.2.2's order; a name is listed once its family is merged.
+# Upstream 1.2.2's order.
 __all__ = [
     "CopyOptions",
-    # "FileStreamProgramCache",
-    # "InMemoryProgramCache",
+    "FileStreamProgramCache",
+    "InMemoryProgramCache",
     "MemcpyOverlapMode",
     "MemcpySrcAccessOrder",
-    # "ProgramCacheResource",
+    "ProgramCacheResource",
     "StridedMemoryView",
     "args_viewable_as_strided_memory",
     "copy_batch",
     "discard_batch",
     "discard_prefetch_batch",
-    # "make_program_cache_key",
+    "make_program_cache_key",
     "prefetch_batch",
 ]

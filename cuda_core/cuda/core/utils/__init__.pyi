@@ -8,5 +8,9 @@ from cuda.core._memory._copy_ops import copy_batch as copy_batch
 from cuda.core._memory._managed_memory_ops import discard_batch as discard_batch
 from cuda.core._memory._managed_memory_ops import discard_prefetch_batch as discard_prefetch_batch
 from cuda.core._memory._managed_memory_ops import prefetch_batch as prefetch_batch
+from cuda.core.utils._program_cache import FileStreamProgramCache as FileStreamProgramCache
+from cuda.core.utils._program_cache import InMemoryProgramCache as InMemoryProgramCache
+from cuda.core.utils._program_cache import ProgramCacheResource as ProgramCacheResource
+from cuda.core.utils._program_cache import make_program_cache_key as make_program_cache_key
 
 __all__: list[str]
