@@ -844,8 +844,12 @@ def gpu(session):
         run_step("seed reproducer (ours)", [ours, "tests/scenarios/seed_repro.py"], 150, env_ours, seed_ok)
         run_step(f"seed reproducer (upstream {UPSTREAM_VERSION}; PASS = its deadlock caught)",
                  [theirs, "tests/scenarios/seed_repro.py"], 120, env_theirs, seed_upstream_ok, "seed-upstream.log")
+        # pytest-xdist (the GPU image has it): whole files per worker, so a file's fixtures and its
+        # child processes stay together; the suite no longer fits the budget one test at a time.
+        spread = (["-n", "8", "--dist", "loadfile"]
+                  if capture(session, ours, "-c", "import xdist", env=env_ours)[0] == 0 else [])
         run_step("pytest, real driver (ours)",
-                 [ours, "-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider", "tests",
+                 [ours, "-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider", *spread, "tests",
                   "--ignore", "tests/test_hostile_inputs.py", "--ignore", "tests/test_no_crash.py",
                   f"--junitxml={logs / 'pytest-ours.xml'}"], 420, env_ours, log_name="pytest-ours.log")
         run_step("no-crash + hostile inputs (ours)",
