@@ -198,3 +198,19 @@ def test_event_flags_and_descriptor_pickle_use_upstreams_names(device, stream):
         func, args = ipc.ipc_descriptor.__reduce__()
         assert func.__name__ == "_init" and len(args[0]) == 64 and args[1] is blocking
         ipc.close()
+
+
+@pytest.mark.no_driver_ok
+def test_import_cuda_core_does_not_need_numpy():
+    """numpy is imported on first use (views of arrays, NumPy dtypes), never by `import cuda.core`: the
+    wheel's own import check installs it without dependencies. (cuda-bindings' NVML module, which
+    cuda.core.system uses when it is installed, needs numpy itself: both are hidden here.)"""
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['numpy'] = None; sys.modules['cuda.bindings'] = None\n"
+            "import cuda.core, cuda.core.utils, cuda.core.graph, cuda.core.texture, cuda.core.system\n"
+            "print('numpy' in sys.modules and sys.modules['numpy'] is not None)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"

@@ -56,7 +56,7 @@ import functools
 import sys
 import warnings
 
-import numpy
+import importlib
 
 from cuda.core._dlpack import classify_dl_device
 from cuda.core._layout import _StridedLayout
@@ -68,7 +68,20 @@ try:
 except ImportError:
     bfloat16 = None
 
+
 __all__ = ["StridedMemoryView", "args_viewable_as_strided_memory"]
+
+cdef object _numpy_module = None
+
+
+# NumPy, imported on first use: `import cuda.core` does not need it (views of
+# arrays do: dtypes are NumPy dtypes, as upstream's).
+cdef object _numpy():
+    global _numpy_module
+    if _numpy_module is None:
+        _numpy_module = importlib.import_module("numpy")
+    return _numpy_module
+
 
 # CUpointer_attribute CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL (cuda.h).
 cdef int CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9
@@ -309,7 +322,7 @@ cdef class StridedMemoryView:
         if itemsize is None and dtype is None:
             raise ValueError("Either itemsize or dtype must be specified")
         if dtype is not None:
-            dtype = numpy.dtype(dtype)
+            dtype = _numpy().dtype(dtype)
             if itemsize is not None and itemsize != dtype.itemsize:
                 raise ValueError(f"itemsize ({itemsize}) does not match dtype.itemsize ({dtype.itemsize})")
             itemsize = dtype.itemsize
@@ -774,7 +787,7 @@ cdef int _view_as_array_interface(object obj, StridedMemoryView view) except -1:
 cdef int _view_buffer_strided(StridedMemoryView view, object buffer, object layout, object dtype,
                               bint is_readonly, StridedMemoryView parent) except -1:
     if dtype is not None:
-        dtype = numpy.dtype(dtype)
+        dtype = _numpy().dtype(dtype)
         if dtype.itemsize != layout.itemsize:
             raise ValueError(f"The dtype's itemsize ({dtype.itemsize}) does not match the layout's "
                              f"itemsize ({layout.itemsize}).")
@@ -826,7 +839,7 @@ cdef object _layout_from_interface(dict metadata):
 @functools.lru_cache
 def _typestr2dtype(str typestr):
     """The numpy dtype of an array-interface ``typestr`` (cached)."""
-    return numpy.dtype(typestr)
+    return _numpy().dtype(typestr)
 
 
 @functools.lru_cache
@@ -841,23 +854,23 @@ cdef object _dtype_from_dlpack(CudaCoreDLDataType dtype):
     if dtype.lanes != 1:
         raise NotImplementedError(f"vector dtypes (lanes={dtype.lanes}) is not supported")
     if dtype.code == kDLUInt:
-        table = {8: numpy.uint8, 16: numpy.uint16, 32: numpy.uint32, 64: numpy.uint64}
+        table = {8: _numpy().uint8, 16: _numpy().uint16, 32: _numpy().uint32, 64: _numpy().uint64}
         if bits not in table:
             raise TypeError(f"uint{bits} is not supported.")
     elif dtype.code == kDLInt:
-        table = {8: numpy.int8, 16: numpy.int16, 32: numpy.int32, 64: numpy.int64}
+        table = {8: _numpy().int8, 16: _numpy().int16, 32: _numpy().int32, 64: _numpy().int64}
         if bits not in table:
             raise TypeError(f"int{bits} is not supported.")
     elif dtype.code == kDLFloat:
-        table = {16: numpy.float16, 32: numpy.float32, 64: numpy.float64}
+        table = {16: _numpy().float16, 32: _numpy().float32, 64: _numpy().float64}
         if bits not in table:
             raise TypeError(f"float{bits} is not supported.")
     elif dtype.code == kDLComplex:
-        table = {64: numpy.complex64, 128: numpy.complex128}
+        table = {64: _numpy().complex64, 128: _numpy().complex128}
         if bits not in table:
             raise TypeError(f"complex{bits} is not supported.")
     elif dtype.code == kDLBool:
-        table = {8: numpy.bool_}
+        table = {8: _numpy().bool_}
         if bits not in table:
             raise TypeError(f"{bits}-bit bool is not supported")
     elif dtype.code == kDLBfloat:
@@ -865,23 +878,23 @@ cdef object _dtype_from_dlpack(CudaCoreDLDataType dtype):
             raise NotImplementedError("Support for bfloat16 within cuda-core requires `ml_dtypes`to be installed.")
         if bits != 16:
             raise TypeError(f"bfloat{bits} is not supported.")
-        return numpy.dtype(bfloat16)
+        return _numpy().dtype(bfloat16)
     else:
         raise TypeError(f"Unsupported dtype. dtype code: {dtype.code}")
-    return numpy.dtype(table[bits])
+    return _numpy().dtype(table[bits])
 
 
 # The DLPack dtype of a numpy dtype (BufferError for what DLPack export does not carry).
 cdef CudaCoreDLDataType _dtype_to_dlpack(object dtype) except *:
     cdef CudaCoreDLDataType out
-    np_dtype = numpy.dtype(dtype)
+    np_dtype = _numpy().dtype(dtype)
     if np_dtype.fields is not None:
         raise BufferError("Structured dtypes are not supported for DLPack export")
     if not np_dtype.isnative and np_dtype.byteorder not in ("=", "|"):
         raise BufferError("Non-native-endian dtypes are not supported for DLPack export")
     kind = np_dtype.kind
     bits = np_dtype.itemsize * 8
-    if bfloat16 is not None and np_dtype == numpy.dtype(bfloat16):
+    if bfloat16 is not None and np_dtype == _numpy().dtype(bfloat16):
         out.code = kDLBfloat
     elif kind == "b":
         if bits != 8:
