@@ -57,8 +57,8 @@ cdef tuple _resolve_preferred_location(object opts):
     if pref_type is not None:
         pref_type = str(pref_type)   # ManagedMemoryLocationType is a str enum upstream
         if pref_type not in _VALID_LOCATION_TYPES:
-            raise ValueError(f"preferred_location_type must be one of {_VALID_LOCATION_TYPES!r} or None, "
-                             f"got {opts.preferred_location_type!r}")
+            raise ValueError(f"{opts.preferred_location_type!r} is not a valid ManagedMemoryLocationType. "
+                             f"Must be one of {_VALID_LOCATION_TYPES!r} or None")
     if pref_type is None:
         if pref_loc is None:
             return (CU_MEM_LOCATION_TYPE_NONE, -1, None, -1)
