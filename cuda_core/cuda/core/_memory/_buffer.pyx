@@ -7,7 +7,6 @@ from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBuffer_Release, PyObject_GetBu
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uintptr_t
 from libc.string cimport memcpy
 
-from cuda.core._dlpack import DLDeviceType
 from cuda.core._dlpack cimport kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged, make_dlpack_capsule
 from cuda.core._memory._ipc cimport (
     Buffer_from_ipc_descriptor, Buffer_from_ipc_descriptors, Buffer_get_ipc_descriptor, Buffer_reduce_args,
@@ -524,11 +523,8 @@ cdef class Buffer:
                 "strides": None, "version": 3, "stream": None}
 
     def __dlpack_device__(self):
-        cdef int dev_type
-        cdef int dev_id
         self._check_open()
-        dev_type, dev_id = dlpack_device_of(self)
-        return (DLDeviceType(dev_type), dev_id)
+        return dlpack_device_of(self)   # plain ints, as upstream's (equal to DLDeviceType members)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
