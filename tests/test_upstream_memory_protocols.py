@@ -217,3 +217,17 @@ def test_reprs_and_weak_references_as_upstream(device, stream):
     ref = weakref.ref(config)
     assert ref() is config
     weakref.WeakValueDictionary({1: config})
+
+
+def test_managed_host_numa_without_a_numa_node_raises(device, monkeypatch):
+    import types
+
+    import cuda.core._device as device_module
+    from cuda.core import ManagedMemoryResource, ManagedMemoryResourceOptions
+
+    fake = types.SimpleNamespace(properties=types.SimpleNamespace(host_numa_id=-1))
+    monkeypatch.setattr(device_module, "Device", lambda *args, **kwargs: fake)
+    with pytest.raises(RuntimeError, match="Cannot determine host NUMA ID"):
+        ManagedMemoryResource(ManagedMemoryResourceOptions(preferred_location_type="host_numa"))
+    with pytest.raises(ValueError, match="'bogus' is not a valid ManagedMemoryLocationType. Must be "):
+        ManagedMemoryResource(ManagedMemoryResourceOptions(preferred_location_type="bogus"))

@@ -19,6 +19,7 @@ from cuda.core._resource_handles cimport (
 )
 from cuda.core._utils.cuda_utils import CUDAError
 
+from cuda.core import _device as _device_module
 from cuda.core._device import Device
 from cuda.core._memory._managed_buffer import ManagedBuffer
 
@@ -82,7 +83,8 @@ cdef tuple _resolve_preferred_location(object opts):
                              f"got {pref_loc!r}")
         return (CU_MEM_LOCATION_TYPE_HOST, -1, "host", -1)
     if pref_loc is None:   # "host_numa": the current device's NUMA node
-        numa_id = Device().properties.host_numa_id
+        # looked up on the module at call time, as upstream's (its tests patch cuda.core._device.Device)
+        numa_id = _device_module.Device().properties.host_numa_id
         if numa_id < 0:
             raise RuntimeError("Cannot determine host NUMA ID for the current CUDA device. The system may not "
                                "support NUMA, or no CUDA context is active. Set preferred_location to an "
