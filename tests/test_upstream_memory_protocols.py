@@ -231,3 +231,42 @@ def test_managed_host_numa_without_a_numa_node_raises(device, monkeypatch):
         ManagedMemoryResource(ManagedMemoryResourceOptions(preferred_location_type="host_numa"))
     with pytest.raises(ValueError, match="'bogus' is not a valid ManagedMemoryLocationType. Must be "):
         ManagedMemoryResource(ManagedMemoryResourceOptions(preferred_location_type="bogus"))
+
+
+def _driver_library():
+    import os
+
+    return ctypes.CDLL(os.environ.get("CUDA_CORE_DRIVER_LIBRARY") or "libcuda.so.1")
+
+
+class _NoCurrentContext:
+    """Pops the calling thread's current context (pushes it back on exit)."""
+
+    def __enter__(self):
+        self.lib = _driver_library()
+        self.ctx = ctypes.c_void_p()
+        assert self.lib.cuCtxPopCurrent_v2(ctypes.byref(self.ctx)) == 0 and self.ctx.value
+        current = ctypes.c_void_p()
+        assert self.lib.cuCtxGetCurrent(ctypes.byref(current)) == 0 and not current.value
+        return self
+
+    def __exit__(self, *exc):
+        assert self.lib.cuCtxPushCurrent_v2(self.ctx) == 0
+
+
+def test_default_stream_deallocation_needs_a_current_context(device):
+    from cuda.core import Buffer
+    from cuda.core._stream import default_stream
+
+    stream = device.create_stream()
+    mr = _RecordingMR.make(device)
+    buf = Buffer.from_handle(1, 1024, mr=mr, stream=stream)
+    with _NoCurrentContext():
+        with pytest.raises(RuntimeError, match="no CUDA context is current"):
+            buf.close(stream=default_stream())
+        assert not buf.is_closed
+        with pytest.raises(RuntimeError, match="no CUDA context is current"):
+            Buffer.from_handle(1, 1024, mr=mr)
+    buf.close()
+    assert len(mr.freed) == 1 and mr.freed[0][2].handle == stream.handle
+    stream.close()

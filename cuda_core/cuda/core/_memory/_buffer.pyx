@@ -12,7 +12,7 @@ from cuda.core._memory._ipc cimport (
     Buffer_from_ipc_descriptor, Buffer_from_ipc_descriptors, Buffer_get_ipc_descriptor, Buffer_reduce_args,
 )
 from cuda.core._resource_handles cimport (
-    CUDA_ERROR_INVALID_VALUE, CUDA_SUCCESS, CUdeviceptr, CUpointer_attribute, CUresult, DevicePtrHandle, address_arg,
+    CUDA_ERROR_INVALID_VALUE, CUDA_SUCCESS, CUcontext, CUdeviceptr, CUpointer_attribute, CUresult, DevicePtrHandle, address_arg,
     borrow_deviceptr_handle, check, deviceptr_address, deviceptr_is_imported, driver, not_instantiable,
     require_driver, set_deallocation_stream, size_arg,
 )
@@ -330,6 +330,8 @@ cdef class Buffer:
                 stream = self._mr_dealloc_stream()
             elif isinstance(stream, Stream):
                 (<Stream>stream)._check_open()   # a closed stream leaves the buffer open
+                if (<Stream>stream)._builtin:
+                    _require_context_for_default_stream()
             self._closed = True
             self._h.reset()
             self._dealloc_stream = None
@@ -566,6 +568,18 @@ cdef tuple foreign_access(uintptr_t ptr):
     return (True, False)
 
 
+# A default-stream token orders a deallocation in the calling thread's current
+# context; as upstream's, RuntimeError when there is none to bind it to.
+cdef int _require_context_for_default_stream() except -1:
+    cdef CUcontext ctx = NULL
+    require_driver()
+    check(driver().cuCtxGetCurrent_(&ctx))
+    if ctx == NULL:
+        raise RuntimeError("the default stream cannot be bound for deallocation because no CUDA context "
+                           "is current; call Device.set_current() or pass a created stream")
+    return 0
+
+
 # Calls mr.deallocate for a closing or collected Buffer; as upstream's, a failure
 # is contained and reported on stderr (the buffer is gone either way).
 cdef void _deallocate_reporting_failure(object mr, uintptr_t ptr, size_t size, object stream):
@@ -585,6 +599,8 @@ cdef Buffer _from_handle(type cls, object ptr, object size, object mr, object ow
         raise TypeError(f"mr must be a MemoryResource, not {type(mr).__name__}")
     if mr is None and stream is not None:
         raise ValueError("stream requires a memory resource (mr)")
+    if mr is not None and stream is None:
+        _require_context_for_default_stream()
     if not issubclass(cls, Buffer):
         raise TypeError(f"{cls.__name__} is not a Buffer subclass")
     raw = address_arg(ptr, "ptr")
