@@ -270,3 +270,15 @@ def test_default_stream_deallocation_needs_a_current_context(device):
     buf.close()
     assert len(mr.freed) == 1 and mr.freed[0][2].handle == stream.handle
     stream.close()
+
+
+def test_program_repr_and_weak_reference(device):
+    from cuda.core import Program
+
+    try:
+        program = Program('extern "C" __global__ void k() {}', "c++")
+    except Exception as exc:  # NVRTC not installed here
+        pytest.skip(f"NVRTC unavailable: {exc}")
+    assert repr(program) == "<Program backend='NVRTC'>"
+    assert weakref.ref(program)() is program
+    program.close()
