@@ -54,7 +54,7 @@ def test_valid_max_size_is_kept(options_cls):
 
 @pytest.mark.no_driver_ok
 def test_bad_numa_id_is_refused_at_construction():
-    with pytest.raises(ValueError, match=r"numa_id must be non-negative, got -2"):
+    with pytest.raises(ValueError, match=r"numa_id must be >= 0, got -2"):
         cc.PinnedMemoryResourceOptions(numa_id=-2)
     with pytest.raises(TypeError, match=r"numa_id must be an int or None, not str"):
         cc.PinnedMemoryResourceOptions(numa_id="0")

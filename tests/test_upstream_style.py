@@ -301,7 +301,7 @@ def test_managed_pool_at_each_preferred_location(device, location):
 @pytest.mark.no_driver_ok
 @pytest.mark.parametrize("options, exc, match", [
     ({"preferred_location": -2}, ValueError, "preferred_location must be a device ordinal"),
-    ({"preferred_location_type": "gpu"}, ValueError, "preferred_location_type must be one of"),
+    ({"preferred_location_type": "gpu"}, ValueError, "is not a valid ManagedMemoryLocationType"),
     ({"preferred_location_type": "host", "preferred_location": 0}, ValueError, "must be None"),
     ({"preferred_location_type": "device"}, ValueError, "must be a device ordinal"),
     ({"preferred_location_type": "host_numa", "preferred_location": -1}, ValueError, "NUMA node ID"),

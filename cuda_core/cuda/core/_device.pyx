@@ -1132,7 +1132,11 @@ class Device:
         return Device, (self._id,)
 
     def __repr__(self):
-        return f"<Device {self._id}>"
+        # upstream's form, "<Device 0 (NVIDIA H200)>"; the name is left out if the driver cannot say
+        try:
+            return f"<Device {self._id} ({self.name})>"
+        except Exception:
+            return f"<Device {self._id}>"
 
 
 class _System:

@@ -5,3 +5,4 @@ cdef class LaunchConfig:
     cdef object _shmem_size
     cdef bint _is_cooperative
     cdef bint _programmatic_stream_serialization
+    cdef object __weakref__

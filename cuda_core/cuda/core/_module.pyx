@@ -259,7 +259,7 @@ cdef class Kernel:
         return hash(("Kernel", <uintptr_t>self._h.get().kernel))
 
     def __repr__(self):
-        return f"<Kernel {self._name!r} handle={<uintptr_t>self._h.get().kernel:#x}>"
+        return f"<Kernel handle={<uintptr_t>self._h.get().kernel:#x}>"
 
 
 cdef class ObjectCode:
@@ -435,4 +435,9 @@ cdef class ObjectCode:
         return id(self)
 
     def __repr__(self):
-        return f"<ObjectCode {self._name!r} {self._code_type}>"
+        # upstream's form; the handle loads the code, 0x0 if it cannot be loaded
+        try:
+            address = int(self.handle)
+        except Exception:
+            address = 0
+        return f"<ObjectCode handle={address:#x} code_type={self._code_type!r}>"

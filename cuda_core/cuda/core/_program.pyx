@@ -351,6 +351,7 @@ cdef class Program:
     cdef object _lock
     cdef object _code
     cdef bint _closed
+    cdef object __weakref__
 
     def __init__(self, code, code_type, options=None):
         ct = str(getattr(code_type, "value", code_type)).lower()
@@ -533,6 +534,5 @@ cdef class Program:
         return ObjectCode._init(data, tt, name=name, symbol_mapping=mapping)
 
     def __repr__(self):
-        state = " (closed)" if self._closed else ""
-        return f"<Program {self._options.name!r} {self._code_type}{state}>"
+        return f"<Program backend={self.backend!r}>"
 

@@ -446,7 +446,12 @@ cdef class Stream:
     def __repr__(self):
         if not self._h:
             return "<Stream (closed)>"
-        return f"<Stream handle={<uintptr_t>self._h.get().stream:#x}>"
+        # upstream's form; the context is the stream's own, else the current one (0x0 if none)
+        try:
+            ctx = int(self.context.handle)
+        except Exception:
+            ctx = 0
+        return f"<Stream handle={<uintptr_t>self._h.get().stream:#x} context={ctx:#x}>"
 
 
 def _create_green_stream(Context ctx, options):

@@ -1,7 +1,7 @@
 # cython: language_level=3
 # distutils: language = c++
 """MemoryResource and Buffer (upstream module path ``cuda.core._memory._buffer``)."""
-import warnings
+import sys
 
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBuffer_Release, PyObject_GetBuffer
 from libc.stdint cimport uint8_t, uint16_t, uint32_t, uintptr_t
@@ -12,13 +12,12 @@ from cuda.core._memory._ipc cimport (
     Buffer_from_ipc_descriptor, Buffer_from_ipc_descriptors, Buffer_get_ipc_descriptor, Buffer_reduce_args,
 )
 from cuda.core._resource_handles cimport (
-    CUDA_ERROR_INVALID_VALUE, CUDA_SUCCESS, CUdeviceptr, CUpointer_attribute, CUresult, DevicePtrHandle, address_arg,
+    CUDA_ERROR_INVALID_VALUE, CUDA_SUCCESS, CUcontext, CUdeviceptr, CUpointer_attribute, CUresult, DevicePtrHandle, address_arg,
     borrow_deviceptr_handle, check, deviceptr_address, deviceptr_is_imported, driver, not_instantiable,
     require_driver, set_deallocation_stream, size_arg,
 )
 from cuda.core._stream cimport Stream, as_stream, default_stream
 
-from cuda.core._utils.cuda_utils import CUDAWarning
 
 __all__ = ["Buffer", "MemoryResource"]
 
@@ -31,25 +30,25 @@ cdef class MemoryResource:
 
     def allocate(self, size, *, stream):
         """Allocate `size` bytes ordered on `stream`; returns a Buffer."""
-        raise NotImplementedError(f"{type(self).__name__}.allocate")
+        raise TypeError("MemoryResource.allocate must be implemented by subclasses.")
 
     def deallocate(self, ptr, size, *, stream):
         """Release what allocate returned, ordered on `stream`."""
-        raise NotImplementedError(f"{type(self).__name__}.deallocate")
+        raise TypeError("MemoryResource.deallocate must be implemented by subclasses.")
 
     @property
     def is_device_accessible(self):
         """True if GPU kernels can access memory from this resource (subclasses
         implement it).
         """
-        raise NotImplementedError
+        raise TypeError("MemoryResource.is_device_accessible must be implemented by subclasses.")
 
     @property
     def is_host_accessible(self):
         """True if the CPU can access memory from this resource directly
         (subclasses implement it).
         """
-        raise NotImplementedError
+        raise TypeError("MemoryResource.is_host_accessible must be implemented by subclasses.")
 
     @property
     def is_managed(self):
@@ -63,7 +62,7 @@ cdef class MemoryResource:
         """The ordinal of the device the resource's memory lives on, or -1 for host
         memory (subclasses implement it).
         """
-        raise NotImplementedError
+        raise TypeError("MemoryResource.device_id must be implemented by subclasses.")
 
 
 cdef class Buffer:
@@ -273,12 +272,13 @@ cdef class Buffer:
     @property
     def is_managed(self):
         """Whether this is CUDA managed (unified) memory: the memory resource's
-        answer, else the driver's for the pointer (False if it cannot say).
+        answer if it says managed, else the driver's for the pointer (False if
+        it cannot say).
         RuntimeError once closed."""
         cdef unsigned int managed = 0
         self._check_open()
-        if self._mr is not None:
-            return bool(self._mr.is_managed)
+        if self._mr is not None and self._mr.is_managed:
+            return True   # a managed pool's memory is not flagged IS_MANAGED by the driver
         require_driver()
         if driver().cuPointerGetAttribute_(&managed, <CUpointer_attribute>8, <CUdeviceptr>self._ptr) != CUDA_SUCCESS:
             return False   # 8 = CU_POINTER_ATTRIBUTE_IS_MANAGED
@@ -328,10 +328,14 @@ cdef class Buffer:
             mr = self._mr
             if stream is None:
                 stream = self._mr_dealloc_stream()
+            elif isinstance(stream, Stream):
+                (<Stream>stream)._check_open()   # a closed stream leaves the buffer open
+                if (<Stream>stream)._builtin:
+                    _require_context_for_default_stream()
             self._closed = True
             self._h.reset()
             self._dealloc_stream = None
-            mr.deallocate(self._ptr, self._size, stream=stream)
+            _deallocate_reporting_failure(mr, self._ptr, self._size, stream)
             return
         if stream is not None:
             s = as_stream(stream)
@@ -359,6 +363,7 @@ cdef class Buffer:
             raise TypeError("stream is required and must not be None; pass device.default_stream "
                             "explicitly to use the default stream.")
         s = as_stream(stream)
+        s._check_open()
         if self._dealloc_via_mr:
             self._dealloc_stream = s
         elif self._h:
@@ -366,11 +371,7 @@ cdef class Buffer:
 
     def __dealloc__(self):
         if not self._closed and self._dealloc_via_mr and self._mr is not None:
-            try:
-                self._mr.deallocate(self._ptr, self._size, stream=self._mr_dealloc_stream())
-            except BaseException as exc:
-                warnings.warn(f"cleanup failed: {type(self._mr).__name__}.deallocate raised {exc!r}",
-                              CUDAWarning, stacklevel=1)
+            _deallocate_reporting_failure(self._mr, self._ptr, self._size, self._mr_dealloc_stream())
 
     def copy_to(self, dst=None, *, stream, options=None):
         """Copy into `dst` (or a new Buffer from the same memory resource); returns `dst`.
@@ -386,7 +387,7 @@ cdef class Buffer:
         self._check_open()
         if dst is None:
             if self._mr is None:
-                raise ValueError("copy_to() without dst needs a memory resource to allocate from")
+                raise ValueError("copy_to() without dst: this Buffer does not have a memory_resource to allocate from")
             dst = self._mr.allocate(self._size, stream=s)
         if not isinstance(dst, Buffer):
             raise TypeError(f"dst must be a Buffer, not {type(dst).__name__}")
@@ -525,15 +526,21 @@ cdef class Buffer:
 
     def __dlpack_device__(self):
         self._check_open()
-        return dlpack_device_of(self)
+        return dlpack_device_of(self)   # plain ints, as upstream's (equal to DLDeviceType members)
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
         self._check_open()
-        if copy:
-            raise BufferError("Buffer.__dlpack__ cannot copy (copy=True)")
+        if dl_device is not None:
+            raise BufferError("Sorry, not supported: dl_device other than None")
+        if copy is True:
+            raise BufferError("Sorry, not supported: copy=True")
+        if max_version is not None:
+            if not isinstance(max_version, tuple):
+                raise TypeError("Argument 'max_version' has incorrect type (expected tuple, "
+                                f"got {type(max_version).__name__})")
+            if len(max_version) != 2:
+                raise BufferError(f"Expected max_version tuple[int, int], got {max_version}")
         dev_type, dev_id = dlpack_device_of(self)
-        if dl_device is not None and tuple(dl_device) != (dev_type, dev_id):
-            raise BufferError(f"Buffer lives on DLPack device {(dev_type, dev_id)}, not {tuple(dl_device)}")
         return make_dlpack_capsule(self, self._ptr, self._size, dev_type, dev_id, max_version)
 
     def __repr__(self):
@@ -561,14 +568,39 @@ cdef tuple foreign_access(uintptr_t ptr):
     return (True, False)
 
 
+# A default-stream token orders a deallocation in the calling thread's current
+# context; as upstream's, RuntimeError when there is none to bind it to.
+cdef int _require_context_for_default_stream() except -1:
+    cdef CUcontext ctx = NULL
+    require_driver()
+    check(driver().cuCtxGetCurrent_(&ctx))
+    if ctx == NULL:
+        raise RuntimeError("the default stream cannot be bound for deallocation because no CUDA context "
+                           "is current; call Device.set_current() or pass a created stream")
+    return 0
+
+
+# Calls mr.deallocate for a closing or collected Buffer; as upstream's, a failure
+# is contained and reported on stderr (the buffer is gone either way).
+cdef void _deallocate_reporting_failure(object mr, uintptr_t ptr, size_t size, object stream):
+    try:
+        mr.deallocate(ptr, size, stream=stream)
+    except BaseException as exc:
+        print(f"Warning: mr.deallocate() failed during Buffer destruction: {exc}", file=sys.stderr)
+
+
 # A `cls` (Buffer or a subclass) over memory at `ptr` that the Buffer never frees
 # itself: closing it calls mr.deallocate (mr given) or drops `owner`.
 cdef Buffer _from_handle(type cls, object ptr, object size, object mr, object owner, object stream):
     cdef Buffer b
     if mr is not None and owner is not None:
-        raise ValueError("owner and memory_resource cannot both be specified")
+        raise ValueError("owner and memory resource cannot be both specified together")
     if mr is not None and not isinstance(mr, MemoryResource):
         raise TypeError(f"mr must be a MemoryResource, not {type(mr).__name__}")
+    if mr is None and stream is not None:
+        raise ValueError("stream requires a memory resource (mr)")
+    if mr is not None and stream is None:
+        _require_context_for_default_stream()
     if not issubclass(cls, Buffer):
         raise TypeError(f"{cls.__name__} is not a Buffer subclass")
     raw = address_arg(ptr, "ptr")
@@ -629,4 +661,6 @@ cdef tuple dlpack_device_of(Buffer b):
         return (kDLCUDAManaged if b.is_managed else kDLCUDAHost, 0)
     if b.is_device_accessible:
         return (kDLCUDA, b.device_id)
-    return (kDLCPU, 0)
+    if b.is_host_accessible:
+        return (kDLCPU, 0)
+    raise BufferError("buffer is neither device-accessible nor host-accessible")

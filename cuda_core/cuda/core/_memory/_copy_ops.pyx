@@ -94,8 +94,8 @@ cdef int check_batch_stream(Stream s) except -1:
                         "use PER_THREAD_DEFAULT_STREAM or a created stream")
     require_driver()
     if driver().cuStreamIsCapturing_(s._raw(), <CUstreamCaptureStatus*>&status) == CUDA_SUCCESS and status != 0:
-        raise TypeError("copy_batch cannot be captured into a graph (cuMemcpyBatchAsync has no graph node); "
-                        "use Buffer.copy_to per buffer on a capturing stream")
+        raise TypeError("copy_batch does not accept a stream in graph capture mode (cuMemcpyBatchAsync "
+                        "has no graph node); use Buffer.copy_to per buffer on a capturing stream")
     return 0
 
 

@@ -34,3 +34,6 @@ class DeviceMemoryResource(_MemPool):
 
 
 def _deep_reduce_device_memory_resource(mr: DeviceMemoryResource) -> tuple: ...
+
+def DMR_mempool_get_access(dmr: DeviceMemoryResource, device_id: int) -> str:
+    """The access device `device_id` has to the pool of `dmr`: "rw", "r" or ""."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from cuda.core._memory._ipc cimport MP_from_allocation_handle, MP_from_registry
 from cuda.core._memory._memory_pool cimport MP_init_create_pool, MP_set_device_access, _MemPool
 from cuda.core._resource_handles cimport (
-    CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE,
+    CU_MEM_ACCESS_FLAGS_PROT_READ, CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE,
     CUmemAccess_flags, CUmemAllocationType, CUmemLocation, CUmemLocationType, borrow_current_memory_pool_handle,
     check, coerce_options, device_count, driver, primary_context, raise_last_error, size_arg,
 )
@@ -192,6 +192,26 @@ cdef class DeviceMemoryResource(_MemPool):
     def __repr__(self):
         return (f"<DeviceMemoryResource device={self._dev_id} ipc={bool(self._ipc)} "
                 f"mapped={bool(self._mapped)}{' closed' if not self._pool else ''}>")
+
+
+# Upstream's module-level probe: the access `device_id` has to `dmr`'s pool
+# (cuMemPoolGetAccess), "rw", "r" or "" for none; RuntimeError once closed.
+def DMR_mempool_get_access(DeviceMemoryResource dmr, int device_id):
+    """The access device `device_id` has to the pool of `dmr`: "rw" for read-write,
+    "r" for read-only, "" for none (``cuMemPoolGetAccess``)."""
+    cdef CUmemLocation loc
+    cdef CUmemAccess_flags flags
+    dmr._check_open()
+    if device_id < 0 or device_id >= device_count():
+        raise ValueError(f"device_id must be in [0, {device_count()}), got {device_id}")
+    loc.type = <CUmemLocationType>CU_MEM_LOCATION_TYPE_DEVICE
+    loc.id = device_id
+    check(driver().cuMemPoolGetAccess_(&flags, dmr._pool.get().pool, &loc))
+    if flags == CU_MEM_ACCESS_FLAGS_PROT_READWRITE:
+        return "rw"
+    if flags == CU_MEM_ACCESS_FLAGS_PROT_READ:
+        return "r"
+    return ""
 
 
 def _reconstruct_device_memory_resource(device_id, alloc_handle, device_uuid=None):

@@ -19,6 +19,7 @@ from cuda.core._resource_handles cimport (
 )
 from cuda.core._utils.cuda_utils import CUDAError
 
+from cuda.core import _device as _device_module
 from cuda.core._device import Device
 from cuda.core._memory._managed_buffer import ManagedBuffer
 
@@ -57,8 +58,8 @@ cdef tuple _resolve_preferred_location(object opts):
     if pref_type is not None:
         pref_type = str(pref_type)   # ManagedMemoryLocationType is a str enum upstream
         if pref_type not in _VALID_LOCATION_TYPES:
-            raise ValueError(f"preferred_location_type must be one of {_VALID_LOCATION_TYPES!r} or None, "
-                             f"got {opts.preferred_location_type!r}")
+            raise ValueError(f"{opts.preferred_location_type!r} is not a valid ManagedMemoryLocationType. "
+                             f"Must be one of {_VALID_LOCATION_TYPES!r} or None")
     if pref_type is None:
         if pref_loc is None:
             return (CU_MEM_LOCATION_TYPE_NONE, -1, None, -1)
@@ -82,7 +83,8 @@ cdef tuple _resolve_preferred_location(object opts):
                              f"got {pref_loc!r}")
         return (CU_MEM_LOCATION_TYPE_HOST, -1, "host", -1)
     if pref_loc is None:   # "host_numa": the current device's NUMA node
-        numa_id = Device().properties.host_numa_id
+        # looked up on the module at call time, as upstream's (its tests patch cuda.core._device.Device)
+        numa_id = _device_module.Device().properties.host_numa_id
         if numa_id < 0:
             raise RuntimeError("Cannot determine host NUMA ID for the current CUDA device. The system may not "
                                "support NUMA, or no CUDA context is active. Set preferred_location to an "

@@ -51,18 +51,20 @@ cdef class _MemPool(MemoryResource):
         cuda-bindings is installed (as upstream's), else its address as an int;
         ``int(mr.handle)`` is the address either way.
 
-        Raises :class:`RuntimeError` if the resource has been closed.
+        A closed resource's handle is the null pool (``int(mr.handle) == 0``), as
+        upstream's.
         """
-        self._check_open()
+        if not self._pool:
+            return bindings_handle("driver.CUmemoryPool", 0)
         return bindings_handle("driver.CUmemoryPool", <uintptr_t>self._pool.get().pool)
 
     @property
     def is_handle_owned(self):
         """True if the resource created (or imported) its pool and destroys it when
         closed; False when it wraps a pool it does not own (the device's current
-        pool).
+        pool, or once closed).
         """
-        return bool(self._owned)
+        return bool(self._owned) if self._pool else False
 
     @property
     def is_ipc_enabled(self):
@@ -288,48 +290,62 @@ cdef int MP_grant_every_device_access(MemoryPoolHandle pool) except -1:
     return 0
 
 
+cdef class _PoolRef:
+    """Holds a reference to a pool so the attributes outlive the resource's close()."""
+    cdef MemoryPoolHandle pool
+
+
 class _MemPoolAttributes:
     """The attributes of a memory resource's pool (``mr.attributes``), read from
     and written to the driver on each access (``cuMemPoolGetAttribute``,
-    ``cuMemPoolSetAttribute``). Each access raises RuntimeError if the resource
-    has been closed, and CUDAError if the driver refuses."""
+    ``cuMemPoolSetAttribute``). The bundle holds a reference to the pool, so it
+    stays usable after the resource is closed or deleted; CUDAError if the
+    driver refuses."""
 
-    __slots__ = ("_mr",)
+    __slots__ = ("_ref",)
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(not_instantiable("_MemPoolAttributes", "MemoryResource.attributes"))
 
     @classmethod
     def _init(cls, mr):
+        cdef _MemPool pool_mr = mr
+        cdef _PoolRef ref = _PoolRef.__new__(_PoolRef)
+        pool_mr._check_open()
+        ref.pool = pool_mr._pool
         self = object.__new__(cls)
-        self._mr = mr
+        self._ref = ref
         return self
 
     def _get_int(self, int attr):
         cdef int value = 0
-        cdef _MemPool mr = self._mr
-        mr._check_open()
-        check(driver().cuMemPoolGetAttribute_(mr._pool.get().pool, <CUmemPool_attribute>attr, &value))
+        cdef _PoolRef ref = self._ref
+        check(driver().cuMemPoolGetAttribute_(ref.pool.get().pool, <CUmemPool_attribute>attr, &value))
         return value
 
     def _get_u64(self, int attr):
         cdef cuuint64_t value = 0
-        cdef _MemPool mr = self._mr
-        mr._check_open()
-        check(driver().cuMemPoolGetAttribute_(mr._pool.get().pool, <CUmemPool_attribute>attr, &value))
+        cdef _PoolRef ref = self._ref
+        check(driver().cuMemPoolGetAttribute_(ref.pool.get().pool, <CUmemPool_attribute>attr, &value))
         return value
 
     def _set_int(self, int attr, value):
         cdef int v = int(bool(value))
-        cdef _MemPool mr = self._mr
-        mr._check_open()
-        check(driver().cuMemPoolSetAttribute_(mr._pool.get().pool, <CUmemPool_attribute>attr, &v))
+        cdef _PoolRef ref = self._ref
+        check(driver().cuMemPoolSetAttribute_(ref.pool.get().pool, <CUmemPool_attribute>attr, &v))
 
     def _set_u64(self, int attr, value, str name):
         cdef cuuint64_t v = size_arg(value, name)
-        cdef _MemPool mr = self._mr
-        mr._check_open()
-        check(driver().cuMemPoolSetAttribute_(mr._pool.get().pool, <CUmemPool_attribute>attr, &v))
+        cdef _PoolRef ref = self._ref
+        check(driver().cuMemPoolSetAttribute_(ref.pool.get().pool, <CUmemPool_attribute>attr, &v))
+
+    # Every attribute, by name in alphabetical order, read now from the driver.
+    def __repr__(self):
+        names = ("release_threshold", "reserved_mem_current", "reserved_mem_high",
+                 "reuse_allow_internal_dependencies", "reuse_allow_opportunistic",
+                 "reuse_follow_event_dependencies", "used_mem_current", "used_mem_high")
+        fields = ", ".join(f"{n}={getattr(self, n)!r}" for n in names)
+        return f"{type(self).__name__}({fields})"
 
     reuse_follow_event_dependencies = property(
         lambda self: bool(self._get_int(CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)),

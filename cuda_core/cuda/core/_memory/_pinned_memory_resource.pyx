@@ -58,7 +58,7 @@ cdef object _numa_id_arg(object numa_id):
     if isinstance(numa_id, bool) or not isinstance(numa_id, int):
         raise TypeError(f"numa_id must be an int or None, not {type(numa_id).__name__}")
     if numa_id < 0:
-        raise ValueError(f"numa_id must be non-negative, got {numa_id}")
+        raise ValueError(f"numa_id must be >= 0, got {numa_id}")
     return int(numa_id)
 
 

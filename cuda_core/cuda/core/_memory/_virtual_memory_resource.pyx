@@ -79,12 +79,13 @@ _ALLOCATION_TYPES = {
 }
 
 
-def _lookup(table, spec, what):
-    """table[spec]; ValueError naming the option for an unknown (or unhashable) value."""
+def _lookup(table, spec, what, str prefix="Unsupported"):
+    """table[spec]; ValueError naming the option for an unknown (or unhashable) value
+    (upstream words the access spec's error "Unknown", the others "Unsupported")."""
     try:
         return table[spec]
     except (KeyError, TypeError):
-        raise ValueError(f"Unsupported {what}: {spec!r}") from None
+        raise ValueError(f"{prefix} {what}: {spec!r}") from None
 
 
 @dataclass
@@ -128,7 +129,7 @@ class VirtualMemoryResourceOptions:
 
     @staticmethod
     def _access_to_flags(spec):
-        return _lookup(_ACCESS_FLAGS, spec, "access spec")
+        return _lookup(_ACCESS_FLAGS, spec, "access spec", "Unknown")
 
     @staticmethod
     def _allocation_type_to_driver(spec):

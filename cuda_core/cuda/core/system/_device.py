@@ -908,6 +908,10 @@ class GpuDynamicPstatesUtilization:
         return int(self._utilization.dec_threshold)
 
 
+# Size of one utilization record (bIsPresent, percentage, incThreshold, decThreshold: four unsigned ints).
+_PSTATE_UTILIZATION_RECORD_BYTES = 16
+
+
 class GpuDynamicPstatesInfo:
     """
     The dynamic P-state utilization samples of a device, one per domain.
@@ -921,7 +925,14 @@ class GpuDynamicPstatesInfo:
 
     def __getitem__(self, idx: int) -> GpuDynamicPstatesUtilization:
         idx = _check_index(idx, len(self), "GPU dynamic P-states")
-        return GpuDynamicPstatesUtilization(self._info.utilization[idx].ptr, self._info)
+        utilization = self._info.utilization
+        try:
+            ptr = utilization[idx].ptr
+        except TypeError:
+            # cuda-bindings releases whose utilization view is not indexable: the
+            # domains are consecutive nvmlGpuDynamicPstatesInfo_t utilization records
+            ptr = utilization.ptr + idx * _PSTATE_UTILIZATION_RECORD_BYTES
+        return GpuDynamicPstatesUtilization(ptr, self._info)
 
 
 # ---------------------------------------------------------------- processes, repair status
