@@ -7,7 +7,8 @@ Not implemented in cuda-core-ipcsafe yet: every class has upstream 1.2.2's
 members and signatures, and each member raises :class:`NotImplementedError`
 (executable-node views cannot be constructed, as upstream's).
 """
-from cuda.core.graph._graph_node cimport GraphNode
+from cuda.core._resource_handles cimport CUdeviceptr, CUgraphNode, check
+from cuda.core.graph._graph_node cimport GraphNode, node_driver
 
 from cuda.core.typing import GraphMemoryType
 
@@ -108,8 +109,10 @@ cdef class FreeNode(GraphNode):
 
     @property
     def dptr(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("FreeNode.dptr: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The device pointer this node frees (an int)."""
+        cdef CUdeviceptr ptr = 0
+        check(node_driver().cuGraphMemFreeNodeGetParams_(<CUgraphNode>self._node, &ptr))
+        return <unsigned long long>ptr
 
 
 cdef class MemsetNode(GraphNode):
@@ -207,8 +210,12 @@ cdef class EventRecordNode(GraphNode):
 
     @property
     def event(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("EventRecordNode.event: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The :class:`~cuda.core.Event` this node uses (nodes added through cuda.core)."""
+        event = self._graph._kept_object(self._node)
+        if event is None:
+            raise NotImplementedError("EventRecordNode.event: the event of a node not added through cuda.core (a captured "
+                                      "graph's) cannot be read in cuda-core-ipcsafe")
+        return event
 
     def update(self, event):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -224,8 +231,12 @@ cdef class EventWaitNode(GraphNode):
 
     @property
     def event(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("EventWaitNode.event: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The :class:`~cuda.core.Event` this node uses (nodes added through cuda.core)."""
+        event = self._graph._kept_object(self._node)
+        if event is None:
+            raise NotImplementedError("EventWaitNode.event: the event of a node not added through cuda.core (a captured "
+                                      "graph's) cannot be read in cuda-core-ipcsafe")
+        return event
 
     def update(self, event):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
