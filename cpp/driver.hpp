@@ -208,7 +208,9 @@ namespace cuda_core {
     X(cuGraphAddEventRecordNode)                 \
     X(cuGraphAddEventWaitNode)                   \
     X(cuGraphAddMemFreeNode)                     \
-    X(cuGraphMemFreeNodeGetParams)
+    X(cuGraphMemFreeNodeGetParams)               \
+    X(cuGraphAddMemAllocNode)                    \
+    X(cuGraphMemAllocNodeGetParams)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

@@ -127,3 +127,58 @@ def test_event_record_and_wait_nodes_run(device, stream):
     stream.sync()
     assert done.is_done
     graph.close()
+
+
+def test_allocation_nodes_check_their_arguments(device):
+    from cuda.core.graph import GraphDefinition
+
+    gdef = GraphDefinition()
+    node = gdef.empty()
+    for bad in (None, 1.5, "64", True):
+        with pytest.raises(TypeError, match="size"):
+            gdef.allocate(bad)
+    for bad in (-1, 2**64):
+        with pytest.raises(ValueError, match="byte count"):
+            node.allocate(bad)
+    with pytest.raises(ValueError):
+        gdef.allocate(64, memory_type="texture")
+    with pytest.raises(TypeError, match="device"):
+        gdef.allocate(64, device="gpu0")
+    with pytest.raises(ValueError, match="ordinal"):
+        gdef.allocate(64, device=-1)
+    with pytest.raises(TypeError, match="device"):
+        gdef.allocate(64, peer_access=[1.0])
+    assert gdef.nodes() == {node}
+
+
+@pytest.mark.sim_only
+def test_allocation_nodes_need_the_driver_entry_point(device):
+    from cuda.core import CUDAError
+    from cuda.core.graph import GraphDefinition
+
+    gdef = GraphDefinition()
+    with pytest.raises(CUDAError, match="NOT_SUPPORTED"):
+        gdef.allocate(64)
+    assert gdef.nodes() == set()
+
+
+@pytest.mark.gpu
+def test_allocation_and_free_nodes_run(device, stream):
+    from cuda.core.graph import AllocNode, FreeNode, GraphDefinition
+    from cuda.core.typing import GraphMemoryType
+
+    gdef = GraphDefinition()
+    alloc = gdef.allocate(1024, device=device)
+    assert isinstance(alloc, AllocNode) and alloc.type == 10
+    assert alloc.bytesize == 1024 and alloc.dptr != 0
+    assert alloc.device_id == device.device_id and alloc.memory_type == GraphMemoryType.DEVICE
+    assert alloc.peer_access == ()
+    other = gdef.allocate(256, memory_type="device")
+    joined = gdef.join(alloc, other)
+    free = joined.deallocate(alloc.dptr)
+    assert isinstance(free, FreeNode) and free.type == 11 and free.dptr == alloc.dptr
+    free.deallocate(other.dptr)
+    graph = gdef.instantiate()
+    graph.launch(stream)
+    stream.sync()
+    graph.close()

@@ -7,7 +7,7 @@ A :class:`GraphDefinition` owns (or views) a ``CUgraph`` through a C++ handle
 (cpp/graph.hpp): an empty one can be created, a builder's captured graph is
 viewed (:attr:`GraphBuilder.graph_definition`), and either can be printed and
 instantiated, and its nodes and edges listed. Empty, event record/wait, memory
-free and child graph nodes can be added explicitly (from the graph's entry
+allocation/free and child graph nodes can be added explicitly (from the graph's entry
 point or after a node); the other node kinds keep upstream 1.2.2's signatures
 and raise :class:`NotImplementedError`, and so does everything of
 :class:`GraphCondition` (conditional nodes are not implemented).
@@ -16,13 +16,17 @@ from libc.stdint cimport uintptr_t
 
 from libcpp.vector cimport vector
 
+from libc.string cimport memset
+
 from cuda.core._resource_handles cimport (
+    CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_ALLOCATION_TYPE_PINNED,
+    CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST, CUmemAccessDesc,
     bindings_handle, CUdeviceptr, CUevent, CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
     primary_context, raise_last_error,
 )
 
 from cuda.core._event cimport Event
-from cuda.core.graph._graph_node cimport GraphNode, node_driver
+from cuda.core.graph._graph_node cimport CUDA_MEM_ALLOC_NODE_PARAMS, GraphNode, node_driver
 
 from cuda.core.graph._subclasses import _NODE_CLASSES
 from cuda.core.typing import GraphMemoryType
@@ -68,7 +72,7 @@ cdef class GraphDefinition:
     ``GraphDefinition()`` creates an empty graph (in the current device's
     primary context, device 0 without a current context). Empty, event
     record/wait, memory free and child graph nodes can be added explicitly;
-    kernel, allocation, memset/memcpy, host callback and conditional nodes are
+    kernel, memset/memcpy, host callback and conditional nodes are
     not implemented in cuda-core-ipcsafe yet (those methods raise
     :class:`NotImplementedError`): build such graphs by stream capture
     (:class:`~cuda.core.graph.GraphBuilder`).
@@ -140,8 +144,11 @@ cdef class GraphDefinition:
         check(r)
 
     def allocate(self, size, *, device=None, memory_type=GraphMemoryType.DEVICE, peer_access=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.allocate: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point memory allocation node (no dependencies).
+
+        See :meth:`GraphNode.allocate` for full documentation.
+        """
+        return self._entry.allocate(size, device=device, memory_type=memory_type, peer_access=peer_access)
 
     def callback(self, fn, *, user_data=None):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -313,3 +320,55 @@ cdef class GraphDefinition:
     def _kept_object(self, uintptr_t node):
         """The Event or child definition that node `node` was added with (None: not added here)."""
         return self._kept.get(node) if self._kept is not None else None
+
+    def _add_alloc(self, uintptr_t dep, size, device, memory_type, peer_access):
+        """A new allocation node (cuGraphAddMemAllocNode) depending on node
+        `dep` (0: the entry point); see GraphNode.allocate for the arguments."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNode d = <CUgraphNode>dep
+        cdef CUDA_MEM_ALLOC_NODE_PARAMS params
+        cdef vector[CUmemAccessDesc] access
+        cdef CUmemAccessDesc desc
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError(f"size must be an int, not {type(size).__name__}")
+        if size < 0 or size >= 2 ** 64:
+            raise ValueError(f"size must be a byte count (0 <= size < 2**64), not {size}")
+        kind = GraphMemoryType(memory_type)
+        ordinal = _device_ordinal(device) if device is not None else current_device_ordinal()
+        if ordinal < 0:
+            ordinal = 0
+        memset(&params, 0, sizeof(params))
+        params.bytesize = <size_t>size
+        params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED
+        if kind == GraphMemoryType.MANAGED:
+            params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED
+        params.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE
+        if kind == GraphMemoryType.HOST:
+            params.poolProps.location.type = CU_MEM_LOCATION_TYPE_HOST
+        params.poolProps.location.id = 0 if kind == GraphMemoryType.HOST else ordinal
+        for peer in (peer_access or ()):
+            memset(&desc, 0, sizeof(desc))
+            desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE
+            desc.location.id = _device_ordinal(peer)
+            desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+            access.push_back(desc)
+        params.accessDescs = access.data() if access.size() else NULL
+        params.accessDescCount = access.size()
+        check(node_driver().cuGraphAddMemAllocNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
+                                                    &params))
+        if self._kept is None:
+            self._kept = {}
+        self._kept[<uintptr_t>node] = (kind, ordinal, tuple(_device_ordinal(p) for p in (peer_access or ())))
+        return self._node(<uintptr_t>node)
+
+
+def _device_ordinal(device):
+    """The ordinal of `device` (a Device or an int)."""
+    if hasattr(device, "device_id"):
+        return device.device_id
+    if isinstance(device, bool) or not isinstance(device, int):
+        raise TypeError(f"device must be a Device or an int, not {type(device).__name__}")
+    if device < 0:
+        raise ValueError(f"device ordinal must be >= 0, not {device}")
+    return device

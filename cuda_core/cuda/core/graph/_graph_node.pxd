@@ -9,7 +9,17 @@ cdef class GraphNode:
 
 # The process driver table typed with the entry points of explicit node
 # construction (optional slots of cpp/driver.hpp: CUDA_ERROR_NOT_SUPPORTED when absent).
-from cuda.core._resource_handles cimport CUdeviceptr, CUevent, CUgraph, CUgraphNode, CUresult, graph_driver
+from cuda.core._resource_handles cimport (
+    CUdeviceptr, CUevent, CUgraph, CUgraphNode, CUmemAccessDesc, CUmemPoolProps, CUresult, graph_driver,
+)
+
+cdef extern from "cuda.h" nogil:
+    ctypedef struct CUDA_MEM_ALLOC_NODE_PARAMS:
+        CUmemPoolProps poolProps
+        const CUmemAccessDesc* accessDescs
+        size_t accessDescCount
+        size_t bytesize
+        CUdeviceptr dptr
 
 cdef extern from "driver.hpp" namespace "cuda_core" nogil:
     cppclass GraphNodeDriverTable "cuda_core::DriverTable":
@@ -18,6 +28,9 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuGraphAddMemFreeNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUdeviceptr)
         CUresult (*cuGraphMemFreeNodeGetParams_)(CUgraphNode, CUdeviceptr*)
         CUresult (*cuGraphAddChildGraphNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUgraph)
+        CUresult (*cuGraphAddMemAllocNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
+                                            CUDA_MEM_ALLOC_NODE_PARAMS*)
+        CUresult (*cuGraphMemAllocNodeGetParams_)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS*)
 
 
 # graph_driver() typed with the node-construction entry points.

@@ -4,7 +4,7 @@
 
 The nodes of a graph can be listed (:meth:`GraphDefinition.nodes`) and asked
 for their type, handle, graph and neighbours. Empty, event record/wait, memory
-free and child graph nodes can be added after a node (or after a definition's
+allocation/free and child graph nodes can be added after a node (or after a definition's
 entry point, :attr:`GraphDefinition._entry`); the other node kinds keep
 upstream 1.2.2's signatures and raise :class:`NotImplementedError` (build such
 graphs by stream capture, :class:`~cuda.core.graph.GraphBuilder`).
@@ -22,7 +22,7 @@ cdef class GraphNode:
     """A node of a graph definition (listed by :meth:`GraphDefinition.nodes`).
 
     Its type, handle, graph, predecessors and successors can be read, and
-    empty, event record/wait, memory free and child graph nodes added after
+    empty, event record/wait, memory allocation/free and child graph nodes added after
     it. The other node kinds and destroying a node are not implemented in
     cuda-core-ipcsafe yet (they raise :class:`NotImplementedError`). The entry
     point of a definition (:attr:`GraphDefinition._entry`) is a GraphNode of
@@ -47,8 +47,17 @@ cdef class GraphNode:
         return hash(("GraphNode", self._node)) if self._graph is not None else id(self)
 
     def allocate(self, size, *, device=None, memory_type=GraphMemoryType.DEVICE, peer_access=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphNode.allocate: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """Add a memory allocation node depending on this node.
+
+        `size` bytes on `device` (a Device or ordinal; None: the current
+        device) of `memory_type` (a :class:`~cuda.core.typing.GraphMemoryType`
+        or its string: device, host or managed memory); `peer_access` lists the
+        devices given read-write access. Returns the new
+        :class:`~cuda.core.graph.AllocNode` (its address: ``dptr``).
+        """
+        if self._graph is None:
+            raise RuntimeError("This GraphNode is not a node of a graph")
+        return self._graph._add_alloc(self._node, size, device, memory_type, peer_access)
 
     def callback(self, fn, *, user_data=None):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""

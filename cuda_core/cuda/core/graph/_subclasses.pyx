@@ -8,7 +8,7 @@ members and signatures, and each member raises :class:`NotImplementedError`
 (executable-node views cannot be constructed, as upstream's).
 """
 from cuda.core._resource_handles cimport CUdeviceptr, CUgraphNode, check
-from cuda.core.graph._graph_node cimport GraphNode, node_driver
+from cuda.core.graph._graph_node cimport CUDA_MEM_ALLOC_NODE_PARAMS, GraphNode, node_driver
 
 from cuda.core.typing import GraphMemoryType
 
@@ -68,36 +68,45 @@ cdef class KernelNode(GraphNode):
 
 
 cdef class AllocNode(GraphNode):
-    """A memory allocation node.
+    """A memory allocation node (:meth:`GraphNode.allocate`)."""
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
-    """
+    cdef object _params(self):
+        """(dptr, bytesize) of this node (cuGraphMemAllocNodeGetParams)."""
+        cdef CUDA_MEM_ALLOC_NODE_PARAMS p
+        check(node_driver().cuGraphMemAllocNodeGetParams_(<CUgraphNode>self._node, &p))
+        return (<unsigned long long>p.dptr, <size_t>p.bytesize)
 
     @property
     def bytesize(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("AllocNode.bytesize: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The number of bytes allocated."""
+        return self._params()[1]
 
     @property
     def device_id(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("AllocNode.device_id: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The ordinal of the device the memory is allocated for."""
+        return self._kept()[1]
 
     @property
     def dptr(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("AllocNode.dptr: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The device address of the allocation (an int)."""
+        return self._params()[0]
 
     @property
     def memory_type(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("AllocNode.memory_type: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The :class:`~cuda.core.typing.GraphMemoryType` of the allocation."""
+        return self._kept()[0]
 
     @property
     def peer_access(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("AllocNode.peer_access: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The ordinals of the devices given read-write access (a tuple)."""
+        return self._kept()[2]
+
+    def _kept(self):
+        kept = self._graph._kept_object(self._node)
+        if kept is None:
+            raise NotImplementedError("AllocNode: the settings of a node not added through cuda.core (a captured "
+                                      "graph's) cannot be read in cuda-core-ipcsafe")
+        return kept
 
 
 cdef class FreeNode(GraphNode):
