@@ -20,13 +20,13 @@ from libc.string cimport memset
 
 from cuda.core._resource_handles cimport (
     CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_ALLOCATION_TYPE_PINNED,
-    CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST, CUmemAccessDesc,
+    CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST, CUDA_MEM_ALLOC_NODE_PARAMS, CUmemAccessDesc,
     bindings_handle, CUdeviceptr, CUevent, CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
     primary_context, raise_last_error,
 )
 
 from cuda.core._event cimport Event
-from cuda.core.graph._graph_node cimport CUDA_MEM_ALLOC_NODE_PARAMS, GraphNode, node_driver
+from cuda.core.graph._graph_node cimport GraphNode
 
 from cuda.core.graph._subclasses import _NODE_CLASSES
 from cuda.core.typing import GraphMemoryType
@@ -294,16 +294,16 @@ cdef class GraphDefinition:
                 raise TypeError(f"event must be an Event, not {type(arg).__name__}")
             ev = (<Event>arg)._raw()
             if kind == "record":
-                check(node_driver().cuGraphAddEventRecordNode_(&node, g.get().graph, deps, n, ev))
+                check(graph_driver().cuGraphAddEventRecordNode_(&node, g.get().graph, deps, n, ev))
             else:
-                check(node_driver().cuGraphAddEventWaitNode_(&node, g.get().graph, deps, n, ev))
+                check(graph_driver().cuGraphAddEventWaitNode_(&node, g.get().graph, deps, n, ev))
         elif kind == "free":
             if isinstance(arg, bool) or not isinstance(arg, int):
                 raise TypeError(f"dptr must be an int, not {type(arg).__name__}")
             if arg < 0 or arg >= 2 ** 64:
                 raise ValueError(f"dptr must be a device address (0 <= dptr < 2**64), not {arg}")
             ptr = <CUdeviceptr>arg
-            check(node_driver().cuGraphAddMemFreeNode_(&node, g.get().graph, deps, n, ptr))
+            check(graph_driver().cuGraphAddMemFreeNode_(&node, g.get().graph, deps, n, ptr))
         elif kind == "child":
             if not isinstance(arg, GraphDefinition):
                 raise TypeError(f"child must be a GraphDefinition, not {type(arg).__name__}")
@@ -355,7 +355,7 @@ cdef class GraphDefinition:
             access.push_back(desc)
         params.accessDescs = access.data() if access.size() else NULL
         params.accessDescCount = access.size()
-        check(node_driver().cuGraphAddMemAllocNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
+        check(graph_driver().cuGraphAddMemAllocNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
                                                     &params))
         if self._kept is None:
             self._kept = {}

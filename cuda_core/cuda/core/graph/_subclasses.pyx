@@ -7,8 +7,8 @@ Not implemented in cuda-core-ipcsafe yet: every class has upstream 1.2.2's
 members and signatures, and each member raises :class:`NotImplementedError`
 (executable-node views cannot be constructed, as upstream's).
 """
-from cuda.core._resource_handles cimport CUdeviceptr, CUgraphNode, check
-from cuda.core.graph._graph_node cimport CUDA_MEM_ALLOC_NODE_PARAMS, GraphNode, node_driver
+from cuda.core._resource_handles cimport CUDA_MEM_ALLOC_NODE_PARAMS, CUdeviceptr, CUgraphNode, check, graph_driver
+from cuda.core.graph._graph_node cimport GraphNode
 
 from cuda.core.typing import GraphMemoryType
 
@@ -73,7 +73,7 @@ cdef class AllocNode(GraphNode):
     cdef object _params(self):
         """(dptr, bytesize) of this node (cuGraphMemAllocNodeGetParams)."""
         cdef CUDA_MEM_ALLOC_NODE_PARAMS p
-        check(node_driver().cuGraphMemAllocNodeGetParams_(<CUgraphNode>self._node, &p))
+        check(graph_driver().cuGraphMemAllocNodeGetParams_(<CUgraphNode>self._node, &p))
         return (<unsigned long long>p.dptr, <size_t>p.bytesize)
 
     @property
@@ -120,7 +120,7 @@ cdef class FreeNode(GraphNode):
     def dptr(self):
         """The device pointer this node frees (an int)."""
         cdef CUdeviceptr ptr = 0
-        check(node_driver().cuGraphMemFreeNodeGetParams_(<CUgraphNode>self._node, &ptr))
+        check(graph_driver().cuGraphMemFreeNodeGetParams_(<CUgraphNode>self._node, &ptr))
         return <unsigned long long>ptr
 
 
