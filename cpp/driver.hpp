@@ -204,7 +204,13 @@ namespace cuda_core {
     X(cuGraphicsUnregisterResource)              \
     X(cuGraphicsMapResources)                    \
     X(cuGraphicsUnmapResources)                  \
-    X(cuGraphicsResourceGetMappedPointer)
+    X(cuGraphicsResourceGetMappedPointer)        \
+    X(cuGraphAddEventRecordNode)                 \
+    X(cuGraphAddEventWaitNode)                   \
+    X(cuGraphAddMemFreeNode)                     \
+    X(cuGraphMemFreeNodeGetParams)               \
+    X(cuGraphAddMemAllocNode)                    \
+    X(cuGraphMemAllocNodeGetParams)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

@@ -682,6 +682,14 @@ cdef extern from "cuda.h" nogil:
         CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
         CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
 
+cdef extern from "cuda.h" nogil:
+    ctypedef struct CUDA_MEM_ALLOC_NODE_PARAMS:
+        CUmemPoolProps poolProps
+        const CUmemAccessDesc* accessDescs
+        size_t accessDescCount
+        size_t bytesize
+        CUdeviceptr dptr
+
 cdef extern from "driver.hpp" namespace "cuda_core" nogil:
     cppclass GraphDriverTable "cuda_core::DriverTable":
         CUresult (*cuStreamBeginCapture_)(CUstream, CUstreamCaptureMode)
@@ -703,6 +711,14 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuGraphGetEdges_)(CUgraph, CUgraphNode*, CUgraphNode*, CUgraphEdgeData*, size_t*)
         CUresult (*cuGraphNodeGetType_)(CUgraphNode, CUgraphNodeType*)
         CUresult (*cuGraphAddEmptyNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t)
+        # explicit node construction (optional slots: CUDA_ERROR_NOT_SUPPORTED when absent)
+        CUresult (*cuGraphAddEventRecordNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUevent)
+        CUresult (*cuGraphAddEventWaitNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUevent)
+        CUresult (*cuGraphAddMemFreeNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUdeviceptr)
+        CUresult (*cuGraphMemFreeNodeGetParams_)(CUgraphNode, CUdeviceptr*)
+        CUresult (*cuGraphAddMemAllocNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
+                                            CUDA_MEM_ALLOC_NODE_PARAMS*)
+        CUresult (*cuGraphMemAllocNodeGetParams_)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS*)
 
 cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass GraphBox:

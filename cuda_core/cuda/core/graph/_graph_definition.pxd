@@ -10,6 +10,7 @@ cdef class GraphCondition:
 
 cdef class GraphDefinition:
     cdef GraphHandle _h
+    cdef dict _kept           # CUgraphNode (int) -> the object its node uses (Event, GraphDefinition)
     cdef object __weakref__
 
     cdef GraphHandle _graph_handle(self) except *

@@ -6,20 +6,26 @@ condition variables of conditional nodes.
 A :class:`GraphDefinition` owns (or views) a ``CUgraph`` through a C++ handle
 (cpp/graph.hpp): an empty one can be created, a builder's captured graph is
 viewed (:attr:`GraphBuilder.graph_definition`), and either can be printed and
-instantiated, and its nodes and edges listed. Adding nodes explicitly is not
-implemented in cuda-core-ipcsafe yet: those methods keep upstream 1.2.2's signatures and raise
-:class:`NotImplementedError`; so does everything of :class:`GraphCondition`
-(conditional nodes are not implemented).
+instantiated, and its nodes and edges listed. Empty, event record/wait, memory
+allocation/free and child graph nodes can be added explicitly (from the graph's entry
+point or after a node); the other node kinds keep upstream 1.2.2's signatures
+and raise :class:`NotImplementedError`, and so does everything of
+:class:`GraphCondition` (conditional nodes are not implemented).
 """
 from libc.stdint cimport uintptr_t
 
 from libcpp.vector cimport vector
 
+from libc.string cimport memset
+
 from cuda.core._resource_handles cimport (
-    bindings_handle, CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
+    CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_ALLOCATION_TYPE_PINNED,
+    CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST, CUDA_MEM_ALLOC_NODE_PARAMS, CUmemAccessDesc,
+    bindings_handle, CUdeviceptr, CUevent, CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
     primary_context, raise_last_error,
 )
 
+from cuda.core._event cimport Event
 from cuda.core.graph._graph_node cimport GraphNode
 
 from cuda.core.graph._subclasses import _NODE_CLASSES
@@ -64,10 +70,12 @@ cdef class GraphDefinition:
     into an executable :class:`~cuda.core.graph.Graph`.
 
     ``GraphDefinition()`` creates an empty graph (in the current device's
-    primary context, device 0 without a current context). Adding nodes
-    explicitly is not implemented in cuda-core-ipcsafe yet (those methods raise
-    :class:`NotImplementedError`); build graphs by stream capture
-    (:class:`~cuda.core.graph.GraphBuilder`) instead.
+    primary context, device 0 without a current context). Empty, event
+    record/wait, memory free and child graph nodes can be added explicitly;
+    kernel, memset/memcpy, host callback and conditional nodes are
+    not implemented in cuda-core-ipcsafe yet (those methods raise
+    :class:`NotImplementedError`): build such graphs by stream capture
+    (:class:`~cuda.core.graph.GraphBuilder`).
     """
 
     def __init__(self):
@@ -98,9 +106,13 @@ cdef class GraphDefinition:
 
     @property
     def _entry(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition._entry: adding nodes to a graph definition is not implemented "
-                                  "in cuda-core-ipcsafe")
+        """The internal entry-point :class:`~cuda.core.graph.GraphNode` (no
+        dependencies): nodes added after it are entry nodes of the graph."""
+        self._graph_handle()
+        cdef GraphNode node = GraphNode.__new__(GraphNode)
+        node._graph = self
+        node._node = 0
+        return node
 
     @property
     def handle(self):
@@ -132,8 +144,11 @@ cdef class GraphDefinition:
         check(r)
 
     def allocate(self, size, *, device=None, memory_type=GraphMemoryType.DEVICE, peer_access=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.allocate: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point memory allocation node (no dependencies).
+
+        See :meth:`GraphNode.allocate` for full documentation.
+        """
+        return self._entry.allocate(size, device=device, memory_type=memory_type, peer_access=peer_access)
 
     def callback(self, fn, *, user_data=None):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -144,13 +159,19 @@ cdef class GraphDefinition:
         raise NotImplementedError("GraphDefinition.create_condition: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
 
     def deallocate(self, dptr):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.deallocate: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point memory free node (no dependencies) freeing `dptr`.
+
+        See :meth:`GraphNode.deallocate` for full documentation.
+        """
+        return self._entry.deallocate(dptr)
 
 
     def embed(self, child):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.embed: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point child graph node (no dependencies) embedding a clone of `child`.
+
+        See :meth:`GraphNode.embed` for full documentation.
+        """
+        return self._entry.embed(child)
 
 
     def if_else(self, condition):
@@ -176,16 +197,22 @@ cdef class GraphDefinition:
 
 
     def record(self, event):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.record: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point event record node (no dependencies) recording `event`.
+
+        See :meth:`GraphNode.record` for full documentation.
+        """
+        return self._entry.record(event)
 
     def switch(self, condition, count):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
         raise NotImplementedError("GraphDefinition.switch: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
 
     def wait(self, event):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.wait: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point event wait node (no dependencies) waiting for `event`.
+
+        See :meth:`GraphNode.wait` for full documentation.
+        """
+        return self._entry.wait(event)
 
     def while_loop(self, condition):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -236,7 +263,8 @@ cdef class GraphDefinition:
                 raise TypeError(f"nodes must be GraphNode objects, not {type(d).__name__}")
             if (<GraphNode>d)._graph is None or (<GraphNode>d)._graph != self:
                 raise ValueError("every node must belong to this graph definition")
-            raw.push_back(<CUgraphNode>(<GraphNode>d)._node)
+            if (<GraphNode>d)._node:      # the entry point adds no dependency
+                raw.push_back(<CUgraphNode>(<GraphNode>d)._node)
         check(graph_driver().cuGraphAddEmptyNode_(&node, g.get().graph, raw.data() if raw.size() else NULL,
                                                   raw.size()))
         return self._node(<uintptr_t>node)
@@ -248,3 +276,99 @@ cdef class GraphDefinition:
     def join(self, *nodes):
         """Add an :class:`~cuda.core.graph.EmptyNode` that depends on every node of `nodes`."""
         return self._add_empty_node(nodes)
+
+    def _add_after(self, uintptr_t dep, str kind, arg):
+        """A new node of `kind` ("record", "wait", "free", "child") depending on
+        node `dep` (0: the entry point); keeps the Event or child definition it
+        uses for the life of this definition."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNode d = <CUgraphNode>dep
+        cdef const CUgraphNode* deps = &d if dep else NULL
+        cdef size_t n = 1 if dep else 0
+        cdef CUevent ev
+        cdef CUdeviceptr ptr
+        cdef GraphHandle child
+        if kind == "record" or kind == "wait":
+            if not isinstance(arg, Event):
+                raise TypeError(f"event must be an Event, not {type(arg).__name__}")
+            ev = (<Event>arg)._raw()
+            if kind == "record":
+                check(graph_driver().cuGraphAddEventRecordNode_(&node, g.get().graph, deps, n, ev))
+            else:
+                check(graph_driver().cuGraphAddEventWaitNode_(&node, g.get().graph, deps, n, ev))
+        elif kind == "free":
+            if isinstance(arg, bool) or not isinstance(arg, int):
+                raise TypeError(f"dptr must be an int, not {type(arg).__name__}")
+            if arg < 0 or arg >= 2 ** 64:
+                raise ValueError(f"dptr must be a device address (0 <= dptr < 2**64), not {arg}")
+            ptr = <CUdeviceptr>arg
+            check(graph_driver().cuGraphAddMemFreeNode_(&node, g.get().graph, deps, n, ptr))
+        elif kind == "child":
+            if not isinstance(arg, GraphDefinition):
+                raise TypeError(f"child must be a GraphDefinition, not {type(arg).__name__}")
+            child = (<GraphDefinition>arg)._graph_handle()
+            check(graph_driver().cuGraphAddChildGraphNode_(&node, g.get().graph, deps, n, child.get().graph))
+        else:
+            raise ValueError(f"unknown node kind {kind!r}")
+        if kind != "free":
+            if self._kept is None:
+                self._kept = {}
+            self._kept[<uintptr_t>node] = arg
+        return self._node(<uintptr_t>node)
+
+    def _kept_object(self, uintptr_t node):
+        """The Event or child definition that node `node` was added with (None: not added here)."""
+        return self._kept.get(node) if self._kept is not None else None
+
+    def _add_alloc(self, uintptr_t dep, size, device, memory_type, peer_access):
+        """A new allocation node (cuGraphAddMemAllocNode) depending on node
+        `dep` (0: the entry point); see GraphNode.allocate for the arguments."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNode d = <CUgraphNode>dep
+        cdef CUDA_MEM_ALLOC_NODE_PARAMS params
+        cdef vector[CUmemAccessDesc] access
+        cdef CUmemAccessDesc desc
+        if isinstance(size, bool) or not isinstance(size, int):
+            raise TypeError(f"size must be an int, not {type(size).__name__}")
+        if size < 0 or size >= 2 ** 64:
+            raise ValueError(f"size must be a byte count (0 <= size < 2**64), not {size}")
+        kind = GraphMemoryType(memory_type)
+        ordinal = _device_ordinal(device) if device is not None else current_device_ordinal()
+        if ordinal < 0:
+            ordinal = 0
+        memset(&params, 0, sizeof(params))
+        params.bytesize = <size_t>size
+        params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED
+        if kind == GraphMemoryType.MANAGED:
+            params.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_MANAGED
+        params.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE
+        if kind == GraphMemoryType.HOST:
+            params.poolProps.location.type = CU_MEM_LOCATION_TYPE_HOST
+        params.poolProps.location.id = 0 if kind == GraphMemoryType.HOST else ordinal
+        for peer in (peer_access or ()):
+            memset(&desc, 0, sizeof(desc))
+            desc.location.type = CU_MEM_LOCATION_TYPE_DEVICE
+            desc.location.id = _device_ordinal(peer)
+            desc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+            access.push_back(desc)
+        params.accessDescs = access.data() if access.size() else NULL
+        params.accessDescCount = access.size()
+        check(graph_driver().cuGraphAddMemAllocNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
+                                                    &params))
+        if self._kept is None:
+            self._kept = {}
+        self._kept[<uintptr_t>node] = (kind, ordinal, tuple(_device_ordinal(p) for p in (peer_access or ())))
+        return self._node(<uintptr_t>node)
+
+
+def _device_ordinal(device):
+    """The ordinal of `device` (a Device or an int)."""
+    if hasattr(device, "device_id"):
+        return device.device_id
+    if isinstance(device, bool) or not isinstance(device, int):
+        raise TypeError(f"device must be a Device or an int, not {type(device).__name__}")
+    if device < 0:
+        raise ValueError(f"device ordinal must be >= 0, not {device}")
+    return device

@@ -5,3 +5,4 @@ cdef class GraphNode:
     cdef object _graph        # the GraphDefinition it belongs to (keeps the CUgraph alive); None: no node
     cdef uintptr_t _node      # the CUgraphNode
     cdef object __weakref__
+

@@ -7,6 +7,7 @@ Not implemented in cuda-core-ipcsafe yet: every class has upstream 1.2.2's
 members and signatures, and each member raises :class:`NotImplementedError`
 (executable-node views cannot be constructed, as upstream's).
 """
+from cuda.core._resource_handles cimport CUDA_MEM_ALLOC_NODE_PARAMS, CUdeviceptr, CUgraphNode, check, graph_driver
 from cuda.core.graph._graph_node cimport GraphNode
 
 from cuda.core.typing import GraphMemoryType
@@ -67,36 +68,45 @@ cdef class KernelNode(GraphNode):
 
 
 cdef class AllocNode(GraphNode):
-    """A memory allocation node.
+    """A memory allocation node (:meth:`GraphNode.allocate`)."""
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
-    """
+    cdef object _params(self):
+        """(dptr, bytesize) of this node (cuGraphMemAllocNodeGetParams)."""
+        cdef CUDA_MEM_ALLOC_NODE_PARAMS p
+        check(graph_driver().cuGraphMemAllocNodeGetParams_(<CUgraphNode>self._node, &p))
+        return (<unsigned long long>p.dptr, <size_t>p.bytesize)
 
     @property
     def bytesize(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("AllocNode.bytesize: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The number of bytes allocated."""
+        return self._params()[1]
 
     @property
     def device_id(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("AllocNode.device_id: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The ordinal of the device the memory is allocated for."""
+        return self._kept()[1]
 
     @property
     def dptr(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("AllocNode.dptr: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The device address of the allocation (an int)."""
+        return self._params()[0]
 
     @property
     def memory_type(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("AllocNode.memory_type: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The :class:`~cuda.core.typing.GraphMemoryType` of the allocation."""
+        return self._kept()[0]
 
     @property
     def peer_access(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("AllocNode.peer_access: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The ordinals of the devices given read-write access (a tuple)."""
+        return self._kept()[2]
+
+    def _kept(self):
+        kept = self._graph._kept_object(self._node)
+        if kept is None:
+            raise NotImplementedError("AllocNode: the settings of a node not added through cuda.core (a captured "
+                                      "graph's) cannot be read in cuda-core-ipcsafe")
+        return kept
 
 
 cdef class FreeNode(GraphNode):
@@ -108,8 +118,10 @@ cdef class FreeNode(GraphNode):
 
     @property
     def dptr(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("FreeNode.dptr: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The device pointer this node frees (an int)."""
+        cdef CUdeviceptr ptr = 0
+        check(graph_driver().cuGraphMemFreeNodeGetParams_(<CUgraphNode>self._node, &ptr))
+        return <unsigned long long>ptr
 
 
 cdef class MemsetNode(GraphNode):
@@ -207,8 +219,12 @@ cdef class EventRecordNode(GraphNode):
 
     @property
     def event(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("EventRecordNode.event: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The :class:`~cuda.core.Event` this node uses (nodes added through cuda.core)."""
+        event = self._graph._kept_object(self._node)
+        if event is None:
+            raise NotImplementedError("EventRecordNode.event: the event of a node not added through cuda.core (a captured "
+                                      "graph's) cannot be read in cuda-core-ipcsafe")
+        return event
 
     def update(self, event):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
@@ -224,8 +240,12 @@ cdef class EventWaitNode(GraphNode):
 
     @property
     def event(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("EventWaitNode.event: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The :class:`~cuda.core.Event` this node uses (nodes added through cuda.core)."""
+        event = self._graph._kept_object(self._node)
+        if event is None:
+            raise NotImplementedError("EventWaitNode.event: the event of a node not added through cuda.core (a captured "
+                                      "graph's) cannot be read in cuda-core-ipcsafe")
+        return event
 
     def update(self, event):
         """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
