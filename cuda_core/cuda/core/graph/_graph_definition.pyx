@@ -308,6 +308,10 @@ cdef class GraphDefinition:
             if not isinstance(arg, GraphDefinition):
                 raise TypeError(f"child must be a GraphDefinition, not {type(arg).__name__}")
             child = (<GraphDefinition>arg)._graph_handle()
+            # The real driver's cuGraphAddChildGraphNode segfaults when a graph is
+            # given itself as the child (H200, driver 580): refused here first.
+            if child.get().graph == g.get().graph:
+                raise ValueError("a GraphDefinition cannot embed itself")
             check(graph_driver().cuGraphAddChildGraphNode_(&node, g.get().graph, deps, n, child.get().graph))
         else:
             raise ValueError(f"unknown node kind {kind!r}")
