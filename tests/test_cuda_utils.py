@@ -55,8 +55,9 @@ def test_without_cuda_bindings_import_works_and_driver_says_what_is_missing(tmp_
         else:
             raise SystemExit("driver worked without cuda-bindings")
         assert not driver
-        from cuda.core import LegacyPinnedMemoryResource   # upstream's allocates through cuda-bindings too
+        from cuda.core import Device, LegacyPinnedMemoryResource   # upstream's allocates through cuda-bindings too
 
+        Device().set_current()      # a Buffer without a stream binds the default stream: a context is needed
         legacy = LegacyPinnedMemoryResource()
         assert legacy.is_host_accessible and legacy.is_device_accessible and not legacy.is_managed
         assert legacy.allocate(0).size == 0

@@ -12,6 +12,8 @@ import gc
 import inspect
 
 import numpy as np
+import os
+
 import pytest
 
 from helpers import run_python, run_scenario_script, sim_library, stale_accesses
@@ -767,7 +769,8 @@ def test_a_failed_texture_creation_releases_nothing_it_does_not_own(device, sim)
     from helpers import TESTS
 
     proc = run_python(["-c", code], env_extra={"CUDA_SIM_FAIL": "cuTexObjectCreate=CUDA_ERROR_NOT_SUPPORTED",
-                                               "PYTHONPATH": f"{TESTS}:{TESTS.parent / 'cuda_core'}"})
+                                               "PYTHONPATH": os.pathsep.join(
+                                                   [str(TESTS), *filter(None, [os.environ.get("PYTHONPATH")])])})
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "raised CUDA_ERROR_NOT_SUPPORTED" in proc.stdout
     assert "destroyed 1 created 1" in proc.stdout

@@ -5,7 +5,6 @@
 each as a ``(major, minor, patch)`` tuple of ints, so callers compare them with
 tuples such as ``driver_version() >= (13, 0, 0)``."""
 import functools
-import importlib.metadata
 import re
 
 from cuda.core._resource_handles cimport check, driver, require_driver
@@ -41,6 +40,8 @@ def binding_version():
     (this package itself never needs cuda-bindings). Cached after the first call.
     """
     try:
+        import importlib.metadata   # here, not at import: it costs more than the rest of `import cuda.core`
+
         text = importlib.metadata.version("cuda-bindings")
     except importlib.metadata.PackageNotFoundError:
         text = importlib.metadata.version("cuda-python")
