@@ -179,3 +179,12 @@ def test_can_load_generated_ptx_compares_the_driver_with_nvrtc():
     nvrtc = _nvrtc_info()[2]
     assert isinstance(answer, bool) and nvrtc is not None
     assert answer == (tuple(driver_version()[:2]) >= tuple(nvrtc))
+
+
+@pytest.mark.no_driver_ok
+def test_get_nvvm_module_says_nvvm_is_absent():
+    """Upstream's tests probe NVVM through _program._get_nvvm_module and skip on RuntimeError."""
+    from cuda.core._program import _get_nvvm_module
+
+    with pytest.raises(RuntimeError, match="NVVM is not available"):
+        _get_nvvm_module()

@@ -34,6 +34,14 @@ _SONAMES = ("libnvrtc.so.13", "libnvrtc.so.12")
 _TARGETS = {"ptx": 0, "cubin": 1, "ltoir": 2}
 
 
+def _get_nvvm_module():
+    """Upstream's private NVVM accessor (its tests call it to skip NVVM tests).
+    This package compiles through NVRTC only (no ``code_type="nvvm"``), so it
+    always raises RuntimeError, the error upstream raises when NVVM is absent."""
+    raise RuntimeError("NVVM is not available: cuda-core-ipcsafe compiles CUDA C++ and PTX through NVRTC and the "
+                       "linker only (no libNVVM programs)")
+
+
 def _can_load_generated_ptx():
     """Whether the CUDA driver can load the PTX this NVRTC generates (as upstream's
     private helper, which its tests use to skip): PTX carries the ISA version of
