@@ -335,8 +335,8 @@ CuLinkHandle create_culink_handle(const std::vector<int>& keys, const std::vecto
     if (keys.size() != values.size()) return detail::fail<CuLinkHandle>(CUDA_ERROR_INVALID_VALUE);
     auto box = detail::new_box<CuLinkBox>();
     if (!box) return detail::fail<CuLinkHandle>(CUDA_ERROR_OUT_OF_MEMORY);
-    std::vector<CUjit_option> opts;
-    std::vector<void*> vals;
+    std::vector<CUjit_option>& opts = box->options;
+    std::vector<void*>& vals = box->option_values;
     try {
         box->info_log.reset(new char[log_size + 1]);
         box->error_log.reset(new char[log_size + 1]);

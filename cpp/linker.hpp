@@ -88,8 +88,14 @@ struct CuLinkBox {
     std::unique_ptr<char[]> info_log;
     std::unique_ptr<char[]> error_log;
     std::size_t log_size = 0;
+    // The option arrays given to cuLinkCreate: the driver keeps them and writes
+    // the logs' byte counts back into `option_values` as late as cuLinkComplete,
+    // so they must live as long as the state (freed earlier, that write corrupts
+    // the heap: a segfault on the H200's driver).
+    std::vector<CUjit_option> options;
+    std::vector<void*> option_values;
 };
-// Owns one CUlinkState and its log buffers; the deleter calls cuLinkDestroy.
+// Owns one CUlinkState, its log buffers and option arrays; the deleter calls cuLinkDestroy.
 using CuLinkHandle = std::shared_ptr<const CuLinkBox>;
 
 // Creates a driver link state with the JIT options `keys`/`values` (each value
