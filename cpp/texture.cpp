@@ -3,6 +3,8 @@
 
 #include "make_handle.hpp"
 
+#include <cstring>
+
 namespace cuda_core {
 
 using detail::delete_borrowed;
@@ -113,7 +115,11 @@ TexObjectHandle create_tex_object_handle(const ContextHandle& context, CUDA_RESO
                                          const CUDA_TEXTURE_DESC& texture, const TextureBacking& backing) noexcept {
     if (require_driver() != CUDA_SUCCESS) return {};
     if (!context) return fail<TexObjectHandle>(CUDA_ERROR_INVALID_CONTEXT);
-    switch (resource.resType) {
+    // Read as an int: a caller's out-of-range resType is a value to refuse, not
+    // an enum load (undefined behaviour, which UBSan reports).
+    int resource_type = 0;
+    std::memcpy(&resource_type, &resource.resType, sizeof resource_type);
+    switch (resource_type) {
         case CU_RESOURCE_TYPE_ARRAY:
             if (!backing.array) return fail<TexObjectHandle>(CUDA_ERROR_INVALID_HANDLE);
             resource.res.array.hArray = backing.array->array;
