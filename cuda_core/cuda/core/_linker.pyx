@@ -16,7 +16,6 @@ named by ``CUDA_CORE_NVJITLINK_LIBRARY`` (only that file, when set),
 library path, and ``/usr/local/cuda``. nvJitLink runs on the CPU; the driver
 linker needs a loaded driver.
 """
-import importlib.util
 import os
 import re
 import struct
@@ -37,6 +36,7 @@ from cuda.core._resource_handles cimport (
 
 from cuda.core._module import ObjectCode
 from cuda.core._utils.cuda_utils import CUDAError, NVJitLinkError
+from cuda.core._utils.library_search import toolkit_library_candidates
 from cuda.core.typing import CompilerBackendType, ObjectCodeFormatType
 
 __all__ = ["Linker", "LinkerOptions"]
@@ -99,29 +99,17 @@ def _nvjitlink_arch(arch):
     return arch
 
 
+# Where the wheels put it, under each root of the `nvidia` namespace package.
+_NVJITLINK_WHEEL_PATHS = (
+    ("cu13", "lib", "libnvJitLink.so.13"),
+    ("nvjitlink", "lib", "libnvJitLink.so.12"),
+    ("cu12", "lib", "libnvJitLink.so.12"),
+)
+
+
 def _nvjitlink_candidates():
     """The files nvJitLink is loaded from, in order of preference (see the module docstring)."""
-    explicit = os.environ.get("CUDA_CORE_NVJITLINK_LIBRARY")
-    if explicit:
-        return [explicit]
-    out = []
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        base = os.environ.get(var)
-        if base:
-            out += [os.path.join(base, sub, so) for sub in ("lib64", "lib") for so in _NVJITLINK_SONAMES]
-    try:
-        spec = importlib.util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        spec = None
-    for root in (list(spec.submodule_search_locations or ()) if spec is not None else ()):
-        out += [os.path.join(root, "cu13", "lib", "libnvJitLink.so.13"),
-                os.path.join(root, "nvjitlink", "lib", "libnvJitLink.so.12"),
-                os.path.join(root, "cu12", "lib", "libnvJitLink.so.12")]
-    out += list(_NVJITLINK_SONAMES)
-    out += [os.path.join("/usr/local/cuda", "lib64", so) for so in _NVJITLINK_SONAMES]
-    seen = set()
-    return [p for p in out if not (p in seen or seen.add(p))
-            and (os.sep not in p or os.path.exists(p))]
+    return toolkit_library_candidates("CUDA_CORE_NVJITLINK_LIBRARY", _NVJITLINK_SONAMES, _NVJITLINK_WHEEL_PATHS)
 
 
 def _nvjitlink_has_version_symbol(nvjitlink) -> bool:

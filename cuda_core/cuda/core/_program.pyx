@@ -8,7 +8,6 @@ NVRTC is loaded on first use (never at import) from, in order: the file named by
 (``nvidia/cu13/lib``, ``nvidia/cuda_nvrtc/lib``), the system library path, and
 ``/usr/local/cuda``. NVRTC runs on the CPU: compiling needs no GPU and no driver.
 """
-import importlib.util
 import os
 import sys
 import threading
@@ -27,6 +26,7 @@ from cuda.core._resource_handles cimport (
 from cuda.core._module import ObjectCode
 from cuda.core._resource_handles import _nvrtc_info
 from cuda.core._utils.version import driver_version
+from cuda.core._utils.library_search import toolkit_library_candidates
 
 __all__ = ["Program", "ProgramOptions"]
 
@@ -53,29 +53,17 @@ def _can_load_generated_ptx():
     return nvrtc is not None and tuple(driver_version()[:2]) >= tuple(nvrtc)
 
 
+# Where the wheels put it, under each root of the `nvidia` namespace package.
+_NVRTC_WHEEL_PATHS = (
+    ("cu13", "lib", "libnvrtc.so.13"),
+    ("cuda_nvrtc", "lib", "libnvrtc.so.12"),
+    ("cu12", "lib", "libnvrtc.so.12"),
+)
+
+
 def _nvrtc_candidates():
     """The files NVRTC is loaded from, in order of preference (see the module docstring)."""
-    explicit = os.environ.get("CUDA_CORE_NVRTC_LIBRARY")
-    if explicit:
-        return [explicit]
-    out = []
-    for var in ("CUDA_HOME", "CUDA_PATH"):
-        base = os.environ.get(var)
-        if base:
-            out += [os.path.join(base, sub, so) for sub in ("lib64", "lib") for so in _SONAMES]
-    try:
-        spec = importlib.util.find_spec("nvidia")
-    except (ImportError, ValueError):
-        spec = None
-    for root in (list(spec.submodule_search_locations or ()) if spec is not None else ()):
-        out += [os.path.join(root, "cu13", "lib", "libnvrtc.so.13"),
-                os.path.join(root, "cuda_nvrtc", "lib", "libnvrtc.so.12"),
-                os.path.join(root, "cu12", "lib", "libnvrtc.so.12")]
-    out += list(_SONAMES)
-    out += [os.path.join("/usr/local/cuda", "lib64", so) for so in _SONAMES]
-    seen = set()
-    return [p for p in out if not (p in seen or seen.add(p))
-            and (os.sep not in p or os.path.exists(p))]
+    return toolkit_library_candidates("CUDA_CORE_NVRTC_LIBRARY", _SONAMES, _NVRTC_WHEEL_PATHS)
 
 
 def _nvrtc_version():
