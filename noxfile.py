@@ -229,6 +229,20 @@ def pytest_counts(output: str) -> str:
     return lines[-1] if lines else "no pytest summary line"
 
 
+def collected_node_ids(listing: str) -> set[str]:
+    """The node ids `pytest --collect-only -q` printed (one per line, `path::name`)."""
+    return {line.strip() for line in listing.splitlines() if "::" in line and not line.startswith(("=", " "))}
+
+
+def reported_node_ids(output: str) -> set[str]:
+    """The node ids a `pytest -v` run gave an outcome for (xdist's `[gwN] [ p%] PASSED id` lines and plain
+    `id PASSED` lines alike)."""
+    outcome = r"(?:PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)"
+    found = set(re.findall(rf"^\[gw\d+\] \[\s*\d+%\] {outcome} (\S.*::.*?)\s*$", output, re.M))
+    found |= set(re.findall(rf"^(\S.*?::.*?) {outcome}\b.*\[\s*\d+%\]\s*$", output, re.M))
+    return found
+
+
 def run_pytest(session, *args, env, what="pytest"):
     """pytest, its output shown; returns the summary line; FAIL on a non-zero status."""
     rc, out = capture(session, "python", "-m", "pytest", "-p", "no:cacheprovider", *args, env=env, cwd=str(ROOT))
@@ -845,13 +859,30 @@ def gpu(session):
         run_step(f"seed reproducer (upstream {UPSTREAM_VERSION}; PASS = its deadlock caught)",
                  [theirs, "tests/scenarios/seed_repro.py"], 120, env_theirs, seed_upstream_ok, "seed-upstream.log")
         # pytest-xdist (the GPU image has it): whole files per worker, so a file's fixtures and its
-        # child processes stay together; the suite no longer fits the budget one test at a time.
+        # child processes stay together; the suite no longer fits the budget one test at a time. A worker that
+        # crashes loses the tests scheduled on it without a word in the summary, so the step also compares the
+        # node ids pytest collected with those it reported (-v lines) and runs the unreported ones again, serially.
         spread = (["-n", "8", "--dist", "loadfile"]
                   if capture(session, ours, "-c", "import xdist", env=env_ours)[0] == 0 else [])
-        run_step("pytest, real driver (ours)",
-                 [ours, "-m", "pytest", "-q", "-rfEs", "-p", "no:cacheprovider", *spread, "tests",
-                  "--ignore", "tests/test_hostile_inputs.py", "--ignore", "tests/test_no_crash.py",
-                  f"--junitxml={logs / 'pytest-ours.xml'}"], 420, env_ours, log_name="pytest-ours.log")
+        suite = ["tests", "--ignore", "tests/test_hostile_inputs.py", "--ignore", "tests/test_no_crash.py"]
+        _, listing = capture(session, ours, "-m", "pytest", "-q", "--collect-only", "-p", "no:cacheprovider", *suite,
+                             env=env_ours, cwd=ROOT, timeout=budget.cap(120))
+        collected = collected_node_ids(listing)
+
+        def suite_ok(rc, out):
+            unreported = sorted(collected - reported_node_ids(out))
+            (logs / "pytest-ours-unreported.txt").write_text("\n".join(unreported) + "\n")
+            detail = f"{pytest_counts(out)}; {len(collected)} collected, {len(unreported)} not reported"
+            return rc == 0 and not unreported, detail
+
+        result = run_step("pytest, real driver (ours)",
+                          [ours, "-m", "pytest", "-v", "-rfEs", "-p", "no:cacheprovider", *spread, *suite,
+                           f"--junitxml={logs / 'pytest-ours.xml'}"], 420, env_ours, suite_ok, "pytest-ours.log")
+        unreported = (logs / "pytest-ours-unreported.txt").read_text().split() if result else []
+        if unreported:   # what crashed workers lost: one process, in file order, so a crash names its test
+            run_step(f"pytest, the {len(unreported)} tests crashed workers lost (ours, serial)",
+                     [ours, "-m", "pytest", "-v", "-rfEs", "-p", "no:cacheprovider", *unreported], 240, env_ours,
+                     log_name="pytest-ours-unreported.log")
         run_step("no-crash + hostile inputs (ours)",
                  [ours, "-m", "pytest", "-q", "-rfE", "-s", "-p", "no:cacheprovider", "tests/test_no_crash.py",
                   "tests/test_hostile_inputs.py"], 300, env_ours, log_name="pytest-hostile.log")
