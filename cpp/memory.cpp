@@ -70,6 +70,10 @@ std::size_t mapping_size(CUdeviceptr ptr) noexcept {
 CUresult detail::free_pointer(CUdeviceptr ptr, const MemoryPoolHandle& pool, const StreamHandle& stream) noexcept {
     ContextScopeGuard scope(context_for(stream, pool));
     if (scope.status() != CUDA_SUCCESS) return scope.status();
+    if (pool && pool->host_located) {
+        RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
+        return drv().cuMemFreeAsync_(ptr, stream ? stream->stream : nullptr);
+    }
     return drv().cuMemFreeAsync_(ptr, stream ? stream->stream : nullptr);
 }
 
@@ -89,6 +93,7 @@ MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const C
     if (r != CUDA_SUCCESS) return fail<MemoryPoolHandle>(r);
     box->context = context;
     box->owned = true;
+    box->host_located = props.location.type != CU_MEM_LOCATION_TYPE_DEVICE;
     return make_handle(std::move(box), &destroy_pool_box);
 }
 
@@ -112,7 +117,8 @@ MemoryPoolHandle borrow_location_memory_pool_handle(const ContextHandle& context
     CUmemLocation loc = location;
     CUresult r = drv().cuMemGetMemPool_(&pool, &loc, type);
     if (r != CUDA_SUCCESS) return fail<MemoryPoolHandle>(r);
-    return make_handle(new (std::nothrow) MemoryPoolBox{pool, context, false}, &delete_borrowed<MemoryPoolBox>);
+    return make_handle(new (std::nothrow) MemoryPoolBox{pool, context, false, location.type != CU_MEM_LOCATION_TYPE_DEVICE},
+                       &delete_borrowed<MemoryPoolBox>);
 }
 
 // Owns the imported pool (not `fd`); releases the GIL around the import.
@@ -142,7 +148,10 @@ CUresult memory_pool_export_fd(const MemoryPoolHandle& pool, int* fd_out) noexce
     if (r != CUDA_SUCCESS) return r;
     if (!pool || fd_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
     int fd = -1;
-    r = drv().cuMemPoolExportToShareableHandle_(&fd, pool->pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    {
+        RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid (seen on the H200)
+        r = drv().cuMemPoolExportToShareableHandle_(&fd, pool->pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0);
+    }
     if (r == CUDA_SUCCESS) *fd_out = fd;
     return r;
 }
@@ -172,7 +181,13 @@ DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle& pool, std::size_
         return fail<DevicePtrHandle>(scope.status());
     }
     CUdeviceptr ptr = 0;
-    CUresult r = drv().cuMemAllocFromPoolAsync_(&ptr, size, pool->pool, stream->stream);
+    CUresult r;
+    if (pool->host_located) {
+        RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
+        r = drv().cuMemAllocFromPoolAsync_(&ptr, size, pool->pool, stream->stream);
+    } else {
+        r = drv().cuMemAllocFromPoolAsync_(&ptr, size, pool->pool, stream->stream);
+    }
     if (r != CUDA_SUCCESS) {
         return fail<DevicePtrHandle>(r);
     }

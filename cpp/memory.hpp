@@ -20,6 +20,10 @@ struct MemoryPoolBox {
     CUmemoryPool pool;
     ContextHandle context;  // keeps the device's primary context alive (may be empty)
     bool owned;             // created or imported by us: destroyed by the deleter
+    // HOST / HOST_NUMA location: allocating from such a pool is prohibited while
+    // another thread captures in GLOBAL mode (seen on the H200), so allocations
+    // and, by the same token, frees run in relaxed capture mode.
+    bool host_located = false;
 };
 using MemoryPoolHandle = std::shared_ptr<const MemoryPoolBox>;
 

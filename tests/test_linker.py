@@ -646,7 +646,7 @@ def test_gpu_driver_undefined_reference_code(driver_backend, rdc_ptx):
 
     broken = _compile(KERNEL_A.replace("B()", "Z()").replace("int B();", "int Z();"), "ptx", name="CBA",
                       relocatable_device_code=True)
-    with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_IMAGE"):
+    with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_SOURCE"):
         Linker(broken, *rdc_ptx[1:], options=LinkerOptions(arch=ARCH)).link("cubin")
 
 

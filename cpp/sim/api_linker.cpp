@@ -5,7 +5,8 @@
 // (handles, option arrays, the input's format: PTX must name .version and
 // .target, a cubin must be a CUDA ELF, a fatbin must carry its magic), and it
 // resolves PTX function references across inputs: a `.extern .func NAME` that
-// no input defines fails cuLinkComplete with CUDA_ERROR_INVALID_IMAGE and the
+// no input defines fails cuLinkComplete with CUDA_ERROR_INVALID_SOURCE (as the
+// H200, driver 580, does) and the
 // driver's "Undefined reference" line in the error log. The linked image is a
 // minimal CUDA ELF whose string table holds every `.entry` of the PTX inputs
 // (and the bytes of every cubin/fatbin input), so cuLibraryLoadData accepts it
@@ -254,7 +255,7 @@ SIM_EXPORT CUresult CUDAAPI cuLinkComplete(CUlinkState state, void** cubinOut, s
         if (st->defined.count(function) == 0) {
             write_log(st->error_log, st->error_size,
                       "error   : Undefined reference to '" + function + "' in '" + input + "'");
-            return CUDA_ERROR_INVALID_IMAGE;
+            return CUDA_ERROR_INVALID_SOURCE;
         }
     }
     st->image = build_image(*st);

@@ -181,6 +181,8 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolExportToShareableHandle(void* handle_out, C
     Pool* p = find_pool(pool);
     if (!p) return CUDA_ERROR_INVALID_HANDLE;
     if (!p->ipc || p->imported || p->fd < 0) return CUDA_ERROR_INVALID_VALUE;
+    // Potentially unsafe during a capture (the H200, driver 580).
+    if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;
     int fd = dup(p->fd);
     if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
     p->exported = true;

@@ -111,6 +111,9 @@ SIM_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t by
     if (!p) return CUDA_ERROR_INVALID_HANDLE;
     if (p->imported) return CUDA_ERROR_INVALID_VALUE;  // imported pools cannot allocate
     if (stream_is_capturing(hStream)) return CUDA_ERROR_NOT_SUPPORTED;  // not modelled: allocation nodes from a pool
+    // Allocating from a host pool is potentially unsafe during a capture (the H200, driver 580).
+    if (p->host)
+        if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;
     return pool_alloc_locked(p, bytesize, dev, dptr);
 }
 

@@ -141,7 +141,9 @@ CUresult default_pool(int dev, Pool** out) {  // exclusive lock
 
 // The host's default pinned pool (CUDA 13: cuMemGetMemPool with a HOST or
 // HOST_NUMA location and CU_MEM_ALLOCATION_TYPE_PINNED): made on first use,
-// readable and writable by every device, never destroyed. Exclusive lock.
+// accessible from the host only until devices are granted access, as every host
+// pool (on the H200, driver 580, cuMemsetD8Async of its memory returned
+// CUDA_ERROR_INVALID_VALUE), never destroyed. Exclusive lock.
 CUresult default_pinned_host_pool(Pool** out) {
     State& s = S();
     if (s.default_pinned_host_pool) {
@@ -152,7 +154,6 @@ CUresult default_pinned_host_pool(Pool** out) {
     Pool* p = create_pool(false, true, CU_MEM_LOCATION_TYPE_HOST, 0, g_knobs.default_pool_bytes, &rc);
     if (!p) return rc;
     p->is_default = true;
-    for (auto& a : p->access) a = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
     s.default_pinned_host_pool = p->id;
     *out = p;
     return CUDA_SUCCESS;

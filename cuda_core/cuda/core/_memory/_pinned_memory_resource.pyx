@@ -168,8 +168,9 @@ cdef class PinnedMemoryResource(_MemPool):
                 f"{' closed' if not self._pool else ''}>")
 
 
-# Borrows the driver's current pinned pool of the host (not owned); requires the
-# device's primary context, which the handle keeps alive.
+# Borrows the driver's current pinned pool of the host (not owned) and grants every
+# device access to it (a host pool is accessible from the host only until then);
+# requires the device's primary context, which the handle keeps alive.
 cdef int _borrow_current_host_pool(PinnedMemoryResource self, int ordinal) except -1:
     cdef CUmemLocation loc
     loc.type = CU_MEM_LOCATION_TYPE_HOST
@@ -178,6 +179,7 @@ cdef int _borrow_current_host_pool(PinnedMemoryResource self, int ordinal) excep
                                                     <CUmemAllocationType>CU_MEM_ALLOCATION_TYPE_PINNED)
     if not self._pool:
         raise_last_error()
+    MP_grant_every_device_access(self._pool)
     self._owned = False
     self._ipc = False
     self._numa_id = -1
