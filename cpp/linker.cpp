@@ -1,8 +1,6 @@
 // linker.cpp - dlopen()s libnvJitLink once and wraps it; wraps the driver's cuLink* API.
 #include "linker.hpp"
 
-#include <dlfcn.h>
-
 #include <unistd.h>
 
 #include <atomic>
@@ -16,6 +14,7 @@
 
 #include "make_handle.hpp"
 #include "thread_safety.hpp"
+#include "toolkit_library.hpp"
 
 namespace cuda_core {
 namespace {
@@ -39,19 +38,11 @@ struct NvJitLinkTable {
     int (*nvJitLinkVersion)(unsigned int*, unsigned int*) = nullptr;  // optional: 12.3 and later
 };
 
-struct LoadedNvJitLink {
-    NvJitLinkTable table;
-    std::string error;
-    std::string path;
-};
-
-LoadedNvJitLink& loaded_nvjitlink() {
-    static LoadedNvJitLink n;
+detail::ToolkitLibrary<NvJitLinkTable>& loaded_nvjitlink() {
+    static detail::ToolkitLibrary<NvJitLinkTable> n;
     return n;
 }
 
-std::once_flag nvjitlink_once;
-std::atomic<bool> nvjitlink_ready{false};
 thread_local int last_nvjitlink_error = kNvJitLinkSuccess;
 
 const NvJitLinkTable& nvjl() noexcept { return loaded_nvjitlink().table; }
@@ -130,9 +121,7 @@ int serialized(Call call) noexcept {
 std::string resolve_nvjitlink(void* lib, NvJitLinkTable* t) {
     std::string missing;
     auto get = [&](auto& slot, const char* name, bool required) {
-        void* sym = dlsym(lib, name);
-        if (sym == nullptr && required) missing += (missing.empty() ? "" : ", ") + std::string(name);
-        slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(sym);
+        detail::resolve_entry_point(lib, slot, name, required, &missing);
     };
     get(t->nvJitLinkCreate, "nvJitLinkCreate", true);
     get(t->nvJitLinkDestroy, "nvJitLinkDestroy", true);
@@ -149,38 +138,6 @@ std::string resolve_nvjitlink(void* lib, NvJitLinkTable* t) {
     get(t->nvJitLinkGetInfoLog, "nvJitLinkGetInfoLog", true);
     get(t->nvJitLinkVersion, "nvJitLinkVersion", false);
     return missing;
-}
-
-// Tries each candidate in order; keeps the first library that has every entry point. Runs once.
-void load_nvjitlink_once(const std::vector<std::string>& candidates) noexcept {
-    LoadedNvJitLink& n = loaded_nvjitlink();
-    try {
-        std::string tried;
-        for (const std::string& path : candidates) {
-            void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-            if (lib == nullptr) {
-                const char* why = dlerror();
-                tried += "\n  " + path + ": " + (why ? why : "dlopen failed");
-                continue;
-            }
-            NvJitLinkTable t;
-            std::string missing = resolve_nvjitlink(lib, &t);
-            if (!missing.empty()) {
-                tried += "\n  " + path + ": lacks " + missing;
-                dlclose(lib);
-                continue;
-            }
-            n.table = t;
-            n.path = path;
-            nvjitlink_ready.store(true, std::memory_order_release);
-            return;
-        }
-        n.error = "nvJitLink (libnvJitLink) was not found; install the CUDA toolkit (set CUDA_HOME) or the PyPI "
-                  "wheel nvidia-nvjitlink, or name the library in CUDA_CORE_NVJITLINK_LIBRARY. Tried:" +
-                  (tried.empty() ? std::string(" nothing") : tried);
-    } catch (...) {
-        n.error = "nvJitLink could not be loaded: out of memory";
-    }
 }
 
 // Reads one log of `raw` into *out with the given size/get pair.
@@ -208,12 +165,15 @@ void destroy_culink_box(const CuLinkBox* box) noexcept {
 }  // namespace
 
 int nvjitlink_load(const std::vector<std::string>& candidates) noexcept {
-    if (nvjitlink_ready.load(std::memory_order_acquire)) return kNvJitLinkSuccess;
-    std::call_once(nvjitlink_once, [&] { load_nvjitlink_once(candidates); });
-    return nvjitlink_ready.load(std::memory_order_acquire) ? kNvJitLinkSuccess : kNvJitLinkNotLoaded;
+    bool loaded = detail::load_toolkit_library(
+        loaded_nvjitlink(), candidates, resolve_nvjitlink,
+        "nvJitLink (libnvJitLink) was not found; install the CUDA toolkit (set CUDA_HOME) or the PyPI "
+        "wheel nvidia-nvjitlink, or name the library in CUDA_CORE_NVJITLINK_LIBRARY. Tried:",
+        "nvJitLink could not be loaded: out of memory");
+    return loaded ? kNvJitLinkSuccess : kNvJitLinkNotLoaded;
 }
 
-bool nvjitlink_loaded() noexcept { return nvjitlink_ready.load(std::memory_order_acquire); }
+bool nvjitlink_loaded() noexcept { return loaded_nvjitlink().loaded(); }
 
 std::string nvjitlink_load_error() { return nvjitlink_loaded() ? std::string() : loaded_nvjitlink().error; }
 

@@ -1,11 +1,9 @@
 // nvrtc.cpp - dlopen()s libnvrtc once and wraps the calls cuda.core.Program makes.
 #include "nvrtc.hpp"
 
-#include <dlfcn.h>
-
-#include <atomic>
-#include <mutex>
 #include <new>
+
+#include "toolkit_library.hpp"
 
 namespace cuda_core {
 namespace {
@@ -30,28 +28,18 @@ struct NvrtcTable {
     int (*nvrtcGetLoweredName)(NvrtcProgramRaw, const char*, const char**) = nullptr;
 };
 
-struct LoadedNvrtc {
-    NvrtcTable table;
-    std::string error;
-    std::string path;
-};
-
-LoadedNvrtc& loaded_nvrtc() {
-    static LoadedNvrtc n;
+detail::ToolkitLibrary<NvrtcTable>& loaded_nvrtc() {
+    static detail::ToolkitLibrary<NvrtcTable> n;
     return n;
 }
 
-std::once_flag nvrtc_once;
-std::atomic<bool> nvrtc_ready{false};
 thread_local int last_nvrtc_error = kNvrtcSuccess;
 
 // Resolves every required entry point of `lib` into *t; returns the missing names ("" if none).
 std::string resolve_nvrtc(void* lib, NvrtcTable* t) {
     std::string missing;
     auto get = [&](auto& slot, const char* name, bool required) {
-        void* sym = dlsym(lib, name);
-        if (sym == nullptr && required) missing += (missing.empty() ? "" : ", ") + std::string(name);
-        slot = reinterpret_cast<std::remove_reference_t<decltype(slot)>>(sym);
+        detail::resolve_entry_point(lib, slot, name, required, &missing);
     };
     get(t->nvrtcGetErrorString, "nvrtcGetErrorString", true);
     get(t->nvrtcVersion, "nvrtcVersion", true);
@@ -69,38 +57,6 @@ std::string resolve_nvrtc(void* lib, NvrtcTable* t) {
     get(t->nvrtcAddNameExpression, "nvrtcAddNameExpression", true);
     get(t->nvrtcGetLoweredName, "nvrtcGetLoweredName", true);
     return missing;
-}
-
-// Tries each candidate in order; keeps the first library that has every entry point. Runs once.
-void load_nvrtc_once(const std::vector<std::string>& candidates) noexcept {
-    LoadedNvrtc& n = loaded_nvrtc();
-    try {
-        std::string tried;
-        for (const std::string& path : candidates) {
-            void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-            if (lib == nullptr) {
-                const char* why = dlerror();
-                tried += "\n  " + path + ": " + (why ? why : "dlopen failed");
-                continue;
-            }
-            NvrtcTable t;
-            std::string missing = resolve_nvrtc(lib, &t);
-            if (!missing.empty()) {
-                tried += "\n  " + path + ": lacks " + missing;
-                dlclose(lib);
-                continue;
-            }
-            n.table = t;
-            n.path = path;
-            nvrtc_ready.store(true, std::memory_order_release);
-            return;
-        }
-        n.error = "NVRTC (libnvrtc) was not found; install the CUDA toolkit (set CUDA_HOME) or the PyPI "
-                  "wheel nvidia-cuda-nvrtc, or name the library in CUDA_CORE_NVRTC_LIBRARY. Tried:" +
-                  (tried.empty() ? std::string(" nothing") : tried);
-    } catch (...) {
-        n.error = "NVRTC could not be loaded: out of memory";
-    }
 }
 
 const NvrtcTable& nvrtc() noexcept { return loaded_nvrtc().table; }
@@ -127,12 +83,15 @@ void read_log(NvrtcProgramRaw program, std::string* log) noexcept {
 }  // namespace
 
 int nvrtc_load(const std::vector<std::string>& candidates) noexcept {
-    if (nvrtc_ready.load(std::memory_order_acquire)) return kNvrtcSuccess;
-    std::call_once(nvrtc_once, [&] { load_nvrtc_once(candidates); });
-    return nvrtc_ready.load(std::memory_order_acquire) ? kNvrtcSuccess : kNvrtcNotLoaded;
+    bool loaded = detail::load_toolkit_library(
+        loaded_nvrtc(), candidates, resolve_nvrtc,
+        "NVRTC (libnvrtc) was not found; install the CUDA toolkit (set CUDA_HOME) or the PyPI "
+        "wheel nvidia-cuda-nvrtc, or name the library in CUDA_CORE_NVRTC_LIBRARY. Tried:",
+        "NVRTC could not be loaded: out of memory");
+    return loaded ? kNvrtcSuccess : kNvrtcNotLoaded;
 }
 
-bool nvrtc_loaded() noexcept { return nvrtc_ready.load(std::memory_order_acquire); }
+bool nvrtc_loaded() noexcept { return loaded_nvrtc().loaded(); }
 
 std::string nvrtc_load_error() { return nvrtc_loaded() ? std::string() : loaded_nvrtc().error; }
 
