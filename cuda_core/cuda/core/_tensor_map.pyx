@@ -444,21 +444,14 @@ cdef class TensorMapDescriptor:
         opts = _coerce_tensor_map_descriptor_options(
             box_dim, options, element_strides=element_strides, data_type=data_type, interleave=interleave,
             swizzle=swizzle, l2_promotion=l2_promotion, oob_fill=oob_fill)
-        v = _get_validated_view(view)
-        _require_view_device(v, current_device_ordinal(), "as_tensor_map")
-        tma = _resolve_data_type(v, opts.data_type)
-        shape = _shape_in_elements(v, tma)
-        rank = len(shape)
-        if not 1 <= rank <= _MAX_RANK:
-            raise ValueError(f"Tensor rank must be between 1 and 5, got {rank}")
+        v, tma, shape, rank, strides, byte_strides = _encoding_inputs(view, opts.data_type, opts.element_strides,
+                                                                      "as_tensor_map", 1, "Tensor")
         box = opts.box_dim
         if len(box) != rank:
             raise ValueError(f"box_dim must have {rank} elements, got {len(box)}")
         for i, b in enumerate(box):
             if not 1 <= b <= 256:
                 raise ValueError(f"box_dim[{i}] must be in [1, 256], got {b}")
-        strides = _validate_element_strides(opts.element_strides, rank)
-        byte_strides = _checked_byte_strides(v, shape, tma)
         cdef TensorMapDescriptor d = TensorMapDescriptor.__new__(TensorMapDescriptor)
         cdef CUtensorMap m
         cdef cuuint64_t dims[5]
@@ -466,9 +459,9 @@ cdef class TensorMapDescriptor:
         cdef cuuint32_t boxes[5]
         cdef cuuint32_t estrides[5]
         _fill_dims(shape, byte_strides, dims, gstrides)
+        _fill_element_strides(strides, estrides)
         for i in range(rank):
             boxes[i] = box[rank - 1 - i]
-            estrides[i] = strides[rank - 1 - i]
         require_driver()
         check(driver().cuTensorMapEncodeTiled_(
             &m, <CUtensorMapDataType>int(tma), <cuuint32_t>rank, <void*><uintptr_t>v.ptr, dims, gstrides, boxes,
@@ -509,24 +502,16 @@ cdef class TensorMapDescriptor:
         lower = _normalize_tensor_map_sequence("pixel_box_lower_corner", pixel_box_lower_corner)
         upper = _normalize_tensor_map_sequence("pixel_box_upper_corner", pixel_box_upper_corner)
         data_type = _normalize_tensor_map_data_type(data_type)
-        for name, value, kind in (("interleave", interleave, TensorMapInterleave),
-                                  ("swizzle", swizzle, TensorMapSwizzle),
-                                  ("l2_promotion", l2_promotion, TensorMapL2Promotion),
-                                  ("oob_fill", oob_fill, TensorMapOOBFill)):
-            _require_tensor_map_enum(name, value, kind)
-        v = _get_validated_view(view)
-        _require_view_device(v, current_device_ordinal(), "im2col tensor map")
-        tma = _resolve_data_type(v, data_type)
-        shape = _shape_in_elements(v, tma)
-        rank = len(shape)
-        if not 3 <= rank <= _MAX_RANK:
-            raise ValueError(f"Im2col tensor rank must be between 3 and 5, got {rank}")
+        _require_tensor_map_enums((("interleave", interleave, TensorMapInterleave),
+                                   ("swizzle", swizzle, TensorMapSwizzle),
+                                   ("l2_promotion", l2_promotion, TensorMapL2Promotion),
+                                   ("oob_fill", oob_fill, TensorMapOOBFill)))
+        v, tma, shape, rank, strides, byte_strides = _encoding_inputs(view, data_type, element_strides,
+                                                                      "im2col tensor map", 3, "Im2col tensor")
         if len(lower) != rank - 2:
             raise ValueError(f"pixel_box_lower_corner must have {rank - 2} elements, got {len(lower)}")
         if len(upper) != rank - 2:
             raise ValueError(f"pixel_box_upper_corner must have {rank - 2} elements, got {len(upper)}")
-        strides = _validate_element_strides(element_strides, rank)
-        byte_strides = _checked_byte_strides(v, shape, tma)
         cdef TensorMapDescriptor d = TensorMapDescriptor.__new__(TensorMapDescriptor)
         cdef CUtensorMap m
         cdef cuuint64_t dims[5]
@@ -535,8 +520,7 @@ cdef class TensorMapDescriptor:
         cdef int lo[3]
         cdef int hi[3]
         _fill_dims(shape, byte_strides, dims, gstrides)
-        for i in range(rank):
-            estrides[i] = strides[rank - 1 - i]
+        _fill_element_strides(strides, estrides)
         for i in range(rank - 2):
             lo[i] = lower[rank - 3 - i]
             hi[i] = upper[rank - 3 - i]
@@ -583,33 +567,25 @@ cdef class TensorMapDescriptor:
             16-byte aligned, or other constraints are violated.
         """
         data_type = _normalize_tensor_map_data_type(data_type)
-        for name, value, kind in (("interleave", interleave, TensorMapInterleave),
-                                  ("mode", mode, TensorMapIm2ColWideMode),
-                                  ("swizzle", swizzle, TensorMapSwizzle),
-                                  ("l2_promotion", l2_promotion, TensorMapL2Promotion),
-                                  ("oob_fill", oob_fill, TensorMapOOBFill)):
-            _require_tensor_map_enum(name, value, kind)
+        _require_tensor_map_enums((("interleave", interleave, TensorMapInterleave),
+                                   ("mode", mode, TensorMapIm2ColWideMode),
+                                   ("swizzle", swizzle, TensorMapSwizzle),
+                                   ("l2_promotion", l2_promotion, TensorMapL2Promotion),
+                                   ("oob_fill", oob_fill, TensorMapOOBFill)))
         for name, value in (("pixel_box_lower_corner_width", pixel_box_lower_corner_width),
                             ("pixel_box_upper_corner_width", pixel_box_upper_corner_width)):
             if isinstance(value, bool) or not isinstance(value, int):
                 raise TypeError(f"{name} must be an int, got {type(value)}")
-        v = _get_validated_view(view)
-        _require_view_device(v, current_device_ordinal(), "im2col-wide tensor map")
-        tma = _resolve_data_type(v, data_type)
-        shape = _shape_in_elements(v, tma)
-        rank = len(shape)
-        if not 3 <= rank <= _MAX_RANK:
-            raise ValueError(f"Im2col-wide tensor rank must be between 3 and 5, got {rank}")
-        strides = _validate_element_strides(element_strides, rank)
-        byte_strides = _checked_byte_strides(v, shape, tma)
+        v, tma, shape, rank, strides, byte_strides = _encoding_inputs(view, data_type, element_strides,
+                                                                      "im2col-wide tensor map", 3,
+                                                                      "Im2col-wide tensor")
         cdef TensorMapDescriptor d = TensorMapDescriptor.__new__(TensorMapDescriptor)
         cdef CUtensorMap m
         cdef cuuint64_t dims[5]
         cdef cuuint64_t gstrides[4]
         cdef cuuint32_t estrides[5]
         _fill_dims(shape, byte_strides, dims, gstrides)
-        for i in range(rank):
-            estrides[i] = strides[rank - 1 - i]
+        _fill_element_strides(strides, estrides)
         require_driver()
         check(driver().cuTensorMapEncodeIm2colWide_(
             &m, <CUtensorMapDataType>int(tma), <cuuint32_t>rank, <void*><uintptr_t>v.ptr, dims, gstrides,
@@ -661,6 +637,36 @@ cdef class TensorMapDescriptor:
     def __repr__(self):
         return (f"TensorMapDescriptor({self._kind}, rank={self._rank}, dtype={self._data_type.name}, "
                 f"swizzle={TensorMapSwizzle(self._swizzle).name})")
+
+
+# What every encoding needs from its tensor: the validated view (on the current
+# device), its data type, its shape in elements, its rank (in [min_rank, 5];
+# `what` names the layout in the message), its element strides and its byte strides.
+cdef tuple _encoding_inputs(object view, object data_type, object element_strides, str operation, int min_rank,
+                            str what):
+    v = _get_validated_view(view)
+    _require_view_device(v, current_device_ordinal(), operation)
+    tma = _resolve_data_type(v, data_type)
+    shape = _shape_in_elements(v, tma)
+    rank = len(shape)
+    if not min_rank <= rank <= _MAX_RANK:
+        raise ValueError(f"{what} rank must be between {min_rank} and 5, got {rank}")
+    return v, tma, shape, rank, _validate_element_strides(element_strides, rank), _checked_byte_strides(v, shape, tma)
+
+
+# Checks each (name, value, enum type) of `checks`.
+cdef int _require_tensor_map_enums(tuple checks) except -1:
+    for name, value, kind in checks:
+        _require_tensor_map_enum(name, value, kind)
+    return 0
+
+
+# The driver's (column-major) element strides of row-major `strides`.
+cdef int _fill_element_strides(tuple strides, cuuint32_t* estrides) except -1:
+    rank = len(strides)
+    for i in range(rank):
+        estrides[i] = strides[rank - 1 - i]
+    return 0
 
 
 # Byte strides of the view in `tma` elements; every stride but the innermost
