@@ -282,3 +282,157 @@ def test_program_repr_and_weak_reference(device):
     assert repr(program) == "<Program backend='NVRTC'>"
     assert weakref.ref(program)() is program
     program.close()
+
+
+def test_closed_pool_peer_access_proxy_raises(device):
+    """A proxy taken from ``peer_accessible_by`` before close() refuses every use after it."""
+    from cuda.core import DeviceMemoryResource, DeviceMemoryResourceOptions
+
+    require_pools(device)
+    mr = DeviceMemoryResource(device, DeviceMemoryResourceOptions(max_size=1 << 20))
+    peers = mr.peer_accessible_by
+    assert len(peers) == 0 and set(peers) == set() and device.device_id not in peers
+    assert repr(peers) == "PeerAccessibleBySetProxy(set())"
+    mr.close()
+    for use in (lambda: len(peers), lambda: list(peers), lambda: 1 in peers, lambda: peers.add(1),
+                lambda: peers.clear(), lambda: mr.peer_accessible_by):
+        with pytest.raises(RuntimeError, match="DeviceMemoryResource has been closed"):
+            use()
+
+
+class _HostOnlyMR:
+    """A ctypes-backed host-only resource, as upstream's DummyHostMemoryResource."""
+
+    @staticmethod
+    def make():
+        from cuda.core import Buffer, MemoryResource
+
+        class HostOnly(MemoryResource):
+            def __init__(self):
+                self.held = {}
+                self.streams = []
+
+            def allocate(self, size, *, stream=None):
+                mem = (ctypes.c_byte * size)()
+                self.held[ctypes.addressof(mem)] = mem
+                return Buffer.from_handle(ptr=ctypes.addressof(mem), size=size, mr=self)
+
+            def deallocate(self, ptr, size, *, stream=None):
+                self.streams.append(stream)
+                del self.held[int(ptr)]
+
+            is_device_accessible = property(lambda self: False)
+            is_host_accessible = property(lambda self: True)
+            device_id = property(lambda self: -1)
+
+        return HostOnly()
+
+
+def test_host_only_from_handle_without_current_context(device, capfd):
+    """Host-only memory needs no current context to create or free a Buffer; its
+    deallocate gets the default stream, as upstream's does."""
+    from cuda.core._stream import default_stream
+
+    mr = _HostOnlyMR.make()
+    with _NoCurrentContext():
+        buf = mr.allocate(64)
+        assert buf.is_host_accessible and not buf.is_device_accessible
+        buf.close()
+        buf = mr.allocate(64)
+        buf.close(stream=default_stream())
+    assert mr.streams == [default_stream(), default_stream()] and not mr.held
+    assert "Warning" not in capfd.readouterr().err
+
+
+def test_host_only_from_handle_without_cuda_init():
+    """A process that never initialized CUDA makes and frees host-only Buffers
+    without initializing it."""
+    import subprocess
+    import sys
+    import textwrap
+
+    child = textwrap.dedent("""
+        import ctypes, os
+        from cuda.core import Buffer, MemoryResource
+
+        class HostOnly(MemoryResource):
+            def allocate(self, size, *, stream=None):
+                self.mem = (ctypes.c_byte * size)()
+                return Buffer.from_handle(ptr=ctypes.addressof(self.mem), size=size, mr=self)
+
+            def deallocate(self, ptr, size, *, stream=None):
+                del self.mem
+
+            is_device_accessible = property(lambda self: False)
+            is_host_accessible = property(lambda self: True)
+            device_id = property(lambda self: -1)
+
+        buf = HostOnly().allocate(64)
+        assert buf.is_host_accessible
+        buf.close()
+        lib = ctypes.CDLL(os.environ.get("CUDA_CORE_DRIVER_LIBRARY") or "libcuda.so.1")
+        ctx = ctypes.c_void_p()
+        print(lib.cuCtxGetCurrent(ctypes.byref(ctx)))
+    """)
+    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "3", out.stdout   # CUDA_ERROR_NOT_INITIALIZED: nothing called cuInit
+    assert "Warning" not in out.stderr
+
+
+def test_vmm_grow_fast_path_calls_cuda_bindings_driver(device, monkeypatch):
+    """``_grow_allocation_fast_path`` commits through ``cuda.bindings.driver``,
+    looked up at call time (upstream's test patches it there), and undoes its
+    steps on a failure; a Buffer of this package is refused."""
+    driver = pytest.importorskip("cuda.bindings.driver")
+    from cuda.core import VirtualMemoryResource, VirtualMemoryResourceOptions
+
+    if not device.properties.virtual_memory_management_supported:
+        pytest.skip("no VMM support")
+    mr = VirtualMemoryResource(device, config=VirtualMemoryResourceOptions(handle_type="posix_fd"))
+    prop = driver.CUmemAllocationProp()
+    prop.type = driver.CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED
+    prop.location.type = driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+    prop.location.id = device.device_id
+    ok = driver.CUresult.CUDA_SUCCESS
+    calls = []
+    fail_at = []
+
+    def record(name, *result):
+        def fake(*args):
+            calls.append((name,) + tuple(a for a in args if isinstance(a, int)))
+            if name in fail_at:
+                return (driver.CUresult.CUDA_ERROR_OUT_OF_MEMORY,) + result[1:]
+            return result
+        return fake
+
+    monkeypatch.setattr(driver, "cuMemCreate", record("create", ok, 0xBEEF))
+    monkeypatch.setattr(driver, "cuMemMap", record("map", ok))
+    monkeypatch.setattr(driver, "cuMemSetAccess", record("set_access", ok))
+    for name, what in (("cuMemUnmap", "unmap"), ("cuMemRelease", "release"), ("cuMemAddressFree", "addr_free")):
+        monkeypatch.setattr(driver, name, record(what, ok))
+
+    class Stand:
+        def __init__(self, size):
+            self._size = size
+
+    buf = Stand(2 << 20)
+    assert mr._grow_allocation_fast_path(buf, 4 << 20, prop, 2 << 20, 0x100000) is buf
+    assert buf._size == 4 << 20
+    assert [c[0] for c in calls] == ["create", "map", "set_access"]
+    assert ("map", 0x100000, 2 << 20, 0, 0xBEEF, 0) in calls and ("set_access", 0x100000, 2 << 20, 1) in calls
+
+    calls.clear()
+    fail_at.append("set_access")
+    buf = Stand(2 << 20)
+    from cuda.core._utils.cuda_utils import CUDAError
+
+    with pytest.raises(CUDAError, match="CUDA_ERROR_OUT_OF_MEMORY"):
+        mr._grow_allocation_fast_path(buf, 4 << 20, prop, 2 << 20, 0x100000)
+    assert [c[0] for c in calls] == ["create", "map", "set_access", "unmap", "release", "addr_free"]
+    assert buf._size == 2 << 20
+
+    real = mr.allocate(1 << 20)
+    with pytest.raises(TypeError, match="modify_allocation"):
+        mr._grow_allocation_fast_path(real, 4 << 20, prop, 2 << 20, 0x100000)
+    real.close()

@@ -26,7 +26,7 @@ def child_peer_import(queue, results):
     desc = queue.get()
     out = {"mr_device": mr.device_id}
     mr.peer_accessible_by = [1]  # the importing process grants its own device access
-    out["peer_accessible_by"] = list(mr.peer_accessible_by)
+    out["peer_accessible_by"] = [d.device_id for d in mr.peer_accessible_by]
     stream = dev1.create_stream()
     with Buffer.from_ipc_descriptor(mr, desc, stream=stream) as buf:
         out["data_ok"] = bool((read_back(buf, stream) == PATTERN).all())

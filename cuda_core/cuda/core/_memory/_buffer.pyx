@@ -26,7 +26,7 @@ cdef class MemoryResource:
     """Abstract memory resource. Subclass it and implement ``allocate(size, *, stream)``,
     ``deallocate(ptr, size, *, stream)`` and the accessibility properties.
     Buffers this package closes for a subclass call ``deallocate`` with the
-    buffer's deallocation stream (None for a host-only resource)."""
+    buffer's deallocation stream (by default the default stream)."""
 
     def allocate(self, size, *, stream):
         """Allocate `size` bytes ordered on `stream`; returns a Buffer."""
@@ -104,9 +104,9 @@ cdef class Buffer:
     @staticmethod
     def from_handle(ptr, size, mr=None, owner=None, *, stream=None):
         """View memory at `ptr`: closing it calls ``mr.deallocate`` if `mr` is given
-        (ordered on `stream`, by default the default stream; a host-only `mr` gets
-        stream=None), else just drops `owner`; the memory is never freed by the
-        Buffer itself."""
+        (ordered on `stream`, by default the default stream, which needs a current
+        context unless `mr` is host-only), else just drops `owner`; the memory is
+        never freed by the Buffer itself."""
         return _from_handle(Buffer, ptr, size, mr, owner, stream)
 
     @classmethod
@@ -330,7 +330,7 @@ cdef class Buffer:
                 stream = self._mr_dealloc_stream()
             elif isinstance(stream, Stream):
                 (<Stream>stream)._check_open()   # a closed stream leaves the buffer open
-                if (<Stream>stream)._builtin:
+                if (<Stream>stream)._builtin and mr.is_device_accessible:
                     _require_context_for_default_stream()
             self._closed = True
             self._h.reset()
@@ -346,12 +346,9 @@ cdef class Buffer:
 
     cdef object _mr_dealloc_stream(self):
         """The stream a Python memory resource's deallocate gets: the one set at
-        from_handle or by set_deallocation_stream, else the default stream (None
-        for a host-only resource)."""
+        from_handle or by set_deallocation_stream, else the default stream."""
         if self._dealloc_stream is not None:
             return self._dealloc_stream
-        if not self._mr.is_device_accessible:
-            return None
         return default_stream()
 
     def set_deallocation_stream(self, stream):
@@ -569,7 +566,8 @@ cdef tuple foreign_access(uintptr_t ptr):
 
 
 # A default-stream token orders a deallocation in the calling thread's current
-# context; as upstream's, RuntimeError when there is none to bind it to.
+# context; as upstream's, RuntimeError when there is none to bind it to (host-only
+# resources skip this check: their memory needs no context, nor CUDA at all).
 cdef int _require_context_for_default_stream() except -1:
     cdef CUcontext ctx = NULL
     require_driver()
@@ -599,7 +597,7 @@ cdef Buffer _from_handle(type cls, object ptr, object size, object mr, object ow
         raise TypeError(f"mr must be a MemoryResource, not {type(mr).__name__}")
     if mr is None and stream is not None:
         raise ValueError("stream requires a memory resource (mr)")
-    if mr is not None and stream is None:
+    if mr is not None and stream is None and mr.is_device_accessible:
         _require_context_for_default_stream()
     if not issubclass(cls, Buffer):
         raise TypeError(f"{cls.__name__} is not a Buffer subclass")

@@ -6,14 +6,17 @@ import multiprocessing.reduction
 from dataclasses import dataclass
 
 from cuda.core._memory._ipc cimport MP_from_allocation_handle, MP_from_registry
-from cuda.core._memory._memory_pool cimport MP_init_create_pool, MP_set_device_access, _MemPool
+from cuda.core._memory._memory_pool cimport MP_init_create_pool, _MemPool
+from libcpp.vector cimport vector
+
 from cuda.core._resource_handles cimport (
-    CU_MEM_ACCESS_FLAGS_PROT_READ, CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE,
-    CUmemAccess_flags, CUmemAllocationType, CUmemLocation, CUmemLocationType, borrow_current_memory_pool_handle,
-    check, coerce_options, device_count, driver, primary_context, raise_last_error, size_arg,
+    CU_MEM_ACCESS_FLAGS_PROT_NONE, CU_MEM_ACCESS_FLAGS_PROT_READ, CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_LOCATION_TYPE_DEVICE,
+    CUmemAccess_flags, CUmemAccessDesc, CUmemAllocationType, CUmemLocation, CUmemLocationType, borrow_current_memory_pool_handle,
+    check, coerce_options, device_count, driver, memory_pool_set_access, primary_context, raise_last_error, size_arg,
 )
 
 from cuda.core._device import Device, _device_with_uuid
+from cuda.core._memory._peer_access_utils import PeerAccessibleBySetProxy, replace_peer_accessible_by
 
 __all__ = ["DeviceMemoryResource", "DeviceMemoryResourceOptions"]
 
@@ -147,15 +150,36 @@ cdef class DeviceMemoryResource(_MemPool):
 
     @property
     def peer_accessible_by(self):
-        """The other devices granted read-write access to this pool, a sorted tuple
-        of ordinals (read from the driver).
+        """The other devices granted read-write access to this pool: a live
+        set-like :class:`PeerAccessibleBySetProxy` of Devices, read from the
+        driver on each use (``add``, ``discard`` and the bulk operations change
+        the access, each in one ``cuMemPoolSetAccess`` call).
 
         Assign an iterable of Devices or ordinals (or a single one) to grant
         exactly those devices access and revoke it from the others; the owning
         device is ignored. Raises :class:`TypeError` for something else,
-        :class:`ValueError` for an invalid ordinal and :class:`RuntimeError` if the
-        resource is closed.
+        :class:`ValueError` for an invalid ordinal or a device that cannot reach
+        this one, and :class:`RuntimeError` if the resource is closed (the proxy
+        raises it too, once the resource is closed).
         """
+        self._check_open()
+        return PeerAccessibleBySetProxy(self)
+
+    @peer_accessible_by.setter
+    def peer_accessible_by(self, devices):
+        self._check_open()
+        if isinstance(devices, (Device, int)):
+            devices = (devices,)
+        try:
+            devices = list(devices)
+        except TypeError:
+            raise TypeError(f"peer_accessible_by must be an iterable of Device or int, "
+                            f"not {type(devices).__name__}") from None
+        replace_peer_accessible_by(self, devices)
+
+    def _peer_ids(self):
+        """The ordinals of the other devices with read-write access to the pool,
+        sorted (one ``cuMemPoolGetAccess`` per device); RuntimeError once closed."""
         cdef CUmemLocation loc
         cdef CUmemAccess_flags flags
         self._check_open()
@@ -170,24 +194,21 @@ cdef class DeviceMemoryResource(_MemPool):
                 peers.append(i)
         return tuple(peers)
 
-    @peer_accessible_by.setter
-    def peer_accessible_by(self, devices):
+    def _set_peer_access(self, to_add, to_remove):
+        """Grant read-write access to the ordinals `to_add` and revoke it from
+        `to_remove`, in one ``cuMemPoolSetAccess`` call."""
+        cdef vector[CUmemAccessDesc] descs
+        cdef CUmemAccessDesc desc
         self._check_open()
-        if isinstance(devices, (Device, int)):
-            devices = (devices,)
-        try:
-            devices = list(devices)
-        except TypeError:
-            raise TypeError(f"peer_accessible_by must be an iterable of Device or int, "
-                            f"not {type(devices).__name__}") from None
-        wanted = set()
-        for d in devices:
-            ordinal = Device(d).device_id
-            if ordinal != self._dev_id:
-                wanted.add(ordinal)
-        current = set(self.peer_accessible_by)
-        for ordinal in sorted(wanted ^ current):
-            MP_set_device_access(self._pool, ordinal, ordinal in wanted)
+        for ordinals, flag in ((to_add, CU_MEM_ACCESS_FLAGS_PROT_READWRITE), (to_remove, CU_MEM_ACCESS_FLAGS_PROT_NONE)):
+            for ordinal in ordinals:
+                desc.location.type = <CUmemLocationType>CU_MEM_LOCATION_TYPE_DEVICE
+                desc.location.id = <int>ordinal
+                desc.flags = <CUmemAccess_flags>flag
+                descs.push_back(desc)
+        if descs.empty():
+            return
+        check(memory_pool_set_access(self._pool, descs.data(), descs.size()))   # relaxed capture mode
 
     def __repr__(self):
         return (f"<DeviceMemoryResource device={self._dev_id} ipc={bool(self._ipc)} "

@@ -33,6 +33,7 @@ from cuda.core._resource_handles cimport (
 from cuda.core._stream cimport Stream_accept
 
 from cuda.core._device import Device, _device_with_uuid
+from cuda.core._utils.cuda_utils import driver, handle_return
 from cuda.core.typing import (
     VirtualMemoryAccessType,
     VirtualMemoryAllocationType,
@@ -392,6 +393,69 @@ cdef class VirtualMemoryResource(MemoryResource):
         b._mr = self
         b._ipc_desc = None            # an export named the old size (a grown mapping cannot be exported)
         self._buffers[b._ptr] = buf
+        return buf
+
+    def _build_access_descriptors(self, prop):
+        """This resource's access policy as a list of cuda-bindings
+        ``driver.CUmemAccessDesc`` (the owner at `prop`'s location first, then
+        each peer), for the cuda-bindings path of
+        :meth:`_grow_allocation_fast_path`. ImportError without cuda-bindings."""
+        descs = []
+        owner = VirtualMemoryResourceOptions._access_to_flags(self.config.self_access)
+        if owner:
+            d = driver.CUmemAccessDesc()
+            d.location.type = prop.location.type
+            d.location.id = prop.location.id
+            d.flags = driver.CUmemAccess_flags(owner)
+            descs.append(d)
+        peer = VirtualMemoryResourceOptions._access_to_flags(self.config.peer_access)
+        if peer:
+            for ordinal in self.config.peers:
+                d = driver.CUmemAccessDesc()
+                d.location.type = driver.CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE
+                d.location.id = int(ordinal)
+                d.flags = driver.CUmemAccess_flags(peer)
+                descs.append(d)
+        return descs
+
+    def _grow_allocation_fast_path(self, buf, new_size, prop, aligned_additional_size, new_ptr):
+        """Upstream's commit for growing an allocation in place, through
+        cuda-bindings: create `aligned_additional_size` bytes of physical memory
+        with `prop` (a ``driver.CUmemAllocationProp``), map them at `new_ptr` (a
+        reservation the caller made right after the allocation), grant this
+        resource's access there, then set ``buf._size`` to `new_size` and return
+        `buf`. Each driver function is looked up on ``cuda.bindings.driver`` when
+        called, as upstream's are. On a failure the steps taken are undone, the
+        reservation at `new_ptr` is freed, and CUDAError is raised.
+
+        :meth:`modify_allocation` does not take this path: it grows a Buffer by
+        mapping its memory and the new memory into one new reservation, all owned
+        by the Buffer's handle. A Buffer of this package is therefore refused
+        (TypeError): memory mapped behind its handle would never be released.
+        ImportError without cuda-bindings."""
+        if isinstance(buf, Buffer):
+            raise TypeError("a Buffer's mapping is owned by its handle and cannot be extended in place; "
+                            "grow it with VirtualMemoryResource.modify_allocation")
+        size = size_arg(aligned_additional_size)
+        ptr = address_arg(new_ptr, "new_ptr")
+        undo = [lambda: driver.cuMemAddressFree(ptr, size)]
+        try:
+            res, physical = driver.cuMemCreate(size, prop, 0)
+            handle_return((res,))
+            undo.append(lambda: driver.cuMemRelease(physical))
+            handle_return(driver.cuMemMap(ptr, size, 0, physical, 0))
+            undo.append(lambda: driver.cuMemUnmap(ptr, size))
+            descs = self._build_access_descriptors(prop)
+            if descs:
+                handle_return(driver.cuMemSetAccess(ptr, size, descs, len(descs)))
+        except BaseException:
+            for action in reversed(undo):
+                try:
+                    action()
+                except Exception:   # the original error is the one to report
+                    pass
+            raise
+        buf._size = new_size
         return buf
 
     # ------------------------------------------------------------ IPC (beyond upstream 1.2)
