@@ -206,10 +206,24 @@ def test_two_groups_and_their_remainder(sm):
     assert sum(g.sm_count for g in groups) + rest.sm_count <= sm.sm_count
 
 
-def test_groups_split_again(sm):
-    groups, _ = sm.split(SMResourceOptions(count=2 * sm.min_partition_size))
-    sub, rest = groups[0].split(SMResourceOptions(count=sm.min_partition_size))
-    assert sub[0].sm_count + rest.sm_count <= groups[0].sm_count
+def test_a_splits_outputs_split_again_only_through_a_green_context(device, sm):
+    """cuda.h: a split's outputs "cannot be split again without first creating a
+    descriptor and a green context with that descriptor" (the H200 refused it);
+    the green context's own SM resource splits."""
+    groups, rest = sm.split(SMResourceOptions(count=2 * sm.min_partition_size))
+    for output in (groups[0], rest):
+        with pytest.raises(CUDAError) as info:
+            output.split(SMResourceOptions(count=sm.min_partition_size))
+        if DRIVER_SIMULATED:
+            assert "CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION" in str(info.value)
+    ctx = device.create_context(ContextOptions(resources=[groups[0]]))
+    try:
+        own = ctx.resources.sm
+        sub, remainder = own.split(SMResourceOptions(count=sm.min_partition_size))
+        assert sub[0].sm_count >= sm.min_partition_size
+        assert sub[0].sm_count + remainder.sm_count <= groups[0].sm_count
+    finally:
+        ctx.close()
 
 
 def test_dry_run_matches_the_real_split_and_cannot_make_a_context(device, sm):

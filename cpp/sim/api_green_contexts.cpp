@@ -267,6 +267,9 @@ SIM_EXPORT CUresult CUDAAPI cuGreenCtxGetDevResource(CUgreenCtx hCtx, CUdevResou
 
 // Groups of at least minCount SMs (rounded up to the partition minimum and the
 // alignment), as many as fit and *nbGroups allows; result NULL only counts them.
+// The input must be a device's, context's or green context's resource: cuda.h
+// says a split's outputs cannot be split again without first making a green
+// context of them.
 SIM_EXPORT CUresult CUDAAPI cuDevSmResourceSplitByCount(CUdevResource* result, unsigned int* nbGroups,
                                                        const CUdevResource* input, CUdevResource* remaining,
                                                        unsigned int useFlags, unsigned int minCount) {
@@ -279,6 +282,7 @@ SIM_EXPORT CUresult CUDAAPI cuDevSmResourceSplitByCount(CUdevResource* result, u
     CUresult rc = read_resource(input, &in, &p);
     if (rc != CUDA_SUCCESS) return rc;
     if (in.type != kTypeSm) return CUDA_ERROR_INVALID_RESOURCE_TYPE;
+    if (p.split_id != 0) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;  // a split's output: not again
     if (minCount > in.sm.smCount) return CUDA_ERROR_INVALID_VALUE;  // "must be between 0 and the SM count"
     unsigned alignment = (useFlags & 1u) ? 2 : kSmGranularity;
     unsigned count = std::max(minCount, kSmGranularity);
@@ -315,6 +319,7 @@ SIM_EXPORT CUresult CUDAAPI cuDevSmResourceSplit(CUdevResource* result, unsigned
     CUresult rc = read_resource(input, &in, &p);
     if (rc != CUDA_SUCCESS) return rc;
     if (in.type != kTypeSm) return CUDA_ERROR_INVALID_RESOURCE_TYPE;
+    if (p.split_id != 0) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;  // a split's output: not again
     SmSet pool;
     std::memcpy(pool.mask, p.mask, sizeof pool.mask);
     std::vector<unsigned> counts(nbGroups), aligns(nbGroups);

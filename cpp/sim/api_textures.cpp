@@ -305,7 +305,7 @@ SIM_EXPORT CUresult CUDAAPI cuMipmappedArrayCreate(CUmipmappedArray* pHandle,
     size_t largest = std::max({d.Width, d.Height, d.Depth});
     unsigned max_levels = 1;
     while ((largest >> max_levels) != 0) ++max_levels;  // floor(log2(largest)) + 1
-    if (numMipmapLevels == 0 || numMipmapLevels > max_levels) return CUDA_ERROR_INVALID_VALUE;
+    numMipmapLevels = std::clamp(numMipmapLevels, 1u, max_levels);  // cuda.h: clamped, not refused
     Excl lk(S().mu);
     uint64_t mid = T().next_id++;
     SimMipmap m;
