@@ -183,11 +183,14 @@ def test_copy_batch_with_every_option(device, stream, pinned, managed_mr):
 
     srcs = filled(managed_mr, stream, [31, 32, 33, 34])
     dsts = [managed_mr.allocate(SIZE, stream=stream) for _ in srcs]
+    stream.sync()      # DURING_API_CALL: no earlier work on the stream may still touch its source
+    numa = device.properties.host_numa_id     # NUMA hints only name the device's own node, as upstream's tests
     per_copy = [CopyOptions(src_access_order=MemcpySrcAccessOrder.STREAM, src_location_hint=device),
                 CopyOptions(src_access_order=MemcpySrcAccessOrder.ANY, dst_location_hint=Host()),
-                CopyOptions(src_access_order="during_api_call", dst_location_hint=Host(numa_id=0)),
+                CopyOptions(src_access_order="during_api_call",
+                            dst_location_hint=Host(numa_id=numa) if numa >= 0 else Host()),
                 CopyOptions(overlap_mode=MemcpyOverlapMode.PREFER_OVERLAP_WITH_COMPUTE,
-                            dst_location_hint=Host.numa_current())]
+                            dst_location_hint=Host.numa_current() if numa >= 0 else None)]
     copy_batch(stream, srcs, dsts, options=per_copy)
     stream.sync()
     assert [host_bytes(b) for b in dsts] == [bytes([v]) * SIZE for v in (31, 32, 33, 34)]
@@ -262,6 +265,22 @@ def test_copy_batch_sends_one_driver_call_with_collapsed_attributes(device, stre
     assert lib.cuSimCallCount(b"cuMemcpyAsync") == before_single
     stream.sync()
     assert all(host_bytes(d) == b"\x05" * SIZE for d in dsts)
+
+
+@pytest.mark.sim_only
+def test_copy_batch_location_hint_must_name_a_node_the_host_has(device, stream, managed_mr):
+    """A HOST_NUMA hint naming a node the host lacks is the driver's CUDA_ERROR_INVALID_VALUE
+    (the simulated host has node 0 only); the device's own node is accepted."""
+    from cuda.core import CUDAError, Host
+    from cuda.core.utils import CopyOptions, copy_batch
+
+    srcs = filled(managed_mr, stream, [6])
+    dsts = [managed_mr.allocate(SIZE, stream=stream)]
+    with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_VALUE"):
+        copy_batch(stream, srcs, dsts, options=CopyOptions(dst_location_hint=Host(numa_id=7)))
+    copy_batch(stream, srcs, dsts, options=CopyOptions(dst_location_hint=Host(numa_id=device.properties.host_numa_id)))
+    stream.sync()
+    assert host_bytes(dsts[0]) == b"\x06" * SIZE
 
 
 @pytest.mark.sim_only

@@ -291,7 +291,8 @@ SIM_EXPORT CUresult CUDAAPI cuMemDiscardAndPrefetchBatchAsync(CUdeviceptr* dptrs
 }
 
 // Runs a batch of copies in order, after checking every argument and range
-// (an invalid batch copies nothing). Attributes are checked, then ignored: the
+// (an invalid batch copies nothing). Attributes are checked (a location hint, when
+// given, must name a device or host NUMA node the system has), then ignored: the
 // simulator copies at once, which satisfies every source access order.
 SIM_EXPORT CUresult CUDAAPI cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* srcs, size_t* sizes, size_t count,
                                                CUmemcpyAttributes* attrs, size_t* attrsIdxs, size_t numAttrs,
@@ -306,6 +307,9 @@ SIM_EXPORT CUresult CUDAAPI cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* s
             return CUDA_ERROR_INVALID_VALUE;
         if (attrs[k].flags & ~static_cast<unsigned int>(CU_MEMCPY_FLAG_PREFER_OVERLAP_WITH_COMPUTE))
             return CUDA_ERROR_INVALID_VALUE;
+        for (const CUmemLocation* hint : {&attrs[k].srcLocHint, &attrs[k].dstLocHint})
+            if (raw(hint->type) != CU_MEM_LOCATION_TYPE_INVALID && check_target(*hint) != CUDA_SUCCESS)
+                return CUDA_ERROR_INVALID_VALUE;  // a hint names a location the system has (zeroed: none)
     }
     const uintptr_t sv = reinterpret_cast<uintptr_t>(hStream);
     if (sv == 0 || sv == 1) return CUDA_ERROR_INVALID_VALUE;
