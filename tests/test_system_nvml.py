@@ -3,6 +3,7 @@ driver-backed queries (no NVML needed), the NVML-backed Device and its views
 over NVML results (built here from cuda-bindings' own structs, with NVML
 functions replaced where a call would need the library), the clear errors
 without cuda-bindings or without NVML, and the real thing on a GPU."""
+import ctypes
 import os
 import sys
 import textwrap
@@ -34,6 +35,11 @@ DEVICE_NAMES = {"Device", "NvlinkInfo", "get_p2p_status", "get_topology_common_a
 
 
 # Whether libnvidia-ml can be loaded and initialized here (False on a machine without an NVIDIA driver).
+def _poke_i32(address, values):
+    """Write 32-bit ints at `address` (fields of an NVML result, by nvml.h's layout)."""
+    (ctypes.c_int32 * len(values)).from_address(address)[:] = values
+
+
 def _nvml_works():
     if not NVML:
         return False
@@ -333,10 +339,11 @@ class TestViews:
         from cuda.bindings import nvml
         from cuda.core.system import _device
 
+        # Fields are written by address (nvml.h's layouts): not every cuda-bindings
+        # release can index these views, and the wrappers must not need it.
         t = nvml.GpuThermalSettings()
         t.count = 5                      # NVML reports at most 3 sensors per GPU
-        t.sensor[1].controller, t.sensor[1].current_temp, t.sensor[1].target = 1, 41, 1
-        t.sensor[1].default_min_temp, t.sensor[1].default_max_temp = 5, 90
+        _poke_i32(t.sensor.ptr + 20, [1, 5, 90, 41, 1])   # sensor 1: controller, min, max, current, target
         settings = _device.ThermalSettings(t)
         assert len(settings) == 3
         sensor = settings[1]
@@ -349,8 +356,7 @@ class TestViews:
             _device.ThermalSettings(nvml.GpuThermalSettings())[0]
 
         g = nvml.GpuDynamicPstatesInfo()
-        g.utilization[2].b_is_present, g.utilization[2].percentage = 1, 50
-        g.utilization[2].inc_threshold, g.utilization[2].dec_threshold = 60, 30
+        _poke_i32(g.utilization.ptr + 2 * 16, [1, 50, 60, 30])   # domain 2: present, %, inc, dec
         info = _device.GpuDynamicPstatesInfo(g)
         assert len(info) == nvml.MAX_GPU_UTILIZATIONS
         util = info[2]
@@ -359,6 +365,42 @@ class TestViews:
         assert (util.is_present, util.percentage, util.inc_threshold, util.dec_threshold) == (True, 50, 60, 30)
         with pytest.raises(IndexError):
             _device.GpuDynamicPstatesInfo(nvml.GpuDynamicPstatesInfo())[8]
+
+    def test_views_need_no_indexable_cuda_bindings_views(self):
+        """Some cuda-bindings releases cannot index the nested sensor/utilization views
+        (the H200 image's); ThermalSettings and GpuDynamicPstatesInfo address the records."""
+        from cuda.bindings import nvml
+        from cuda.core.system import _device
+
+        def unindexable(view):
+            real = type(view)
+
+            class View:
+                ptr = view.ptr
+                from_ptr = staticmethod(real.from_ptr)
+
+                def __getitem__(self, idx):
+                    raise TypeError(f"'{real.__name__}' object is not subscriptable")
+
+            return View()
+
+        t = nvml.GpuThermalSettings()
+        _poke_i32(t.sensor.ptr + 2 * 20, [1, 7, 80, 33, 1])
+
+        class Thermal:
+            count = 3
+            sensor = unindexable(t.sensor)
+            keep = t
+
+        assert _device.ThermalSettings(Thermal())[2].current_temp == 33
+        g = nvml.GpuDynamicPstatesInfo()
+        _poke_i32(g.utilization.ptr + 5 * 16, [1, 70, 80, 20])
+
+        class Pstates:
+            utilization = unindexable(g.utilization)
+            keep = g
+
+        assert _device.GpuDynamicPstatesInfo(Pstates())[5].percentage == 70
 
     def test_cooler_event_and_bitmasks(self):
         from cuda.bindings import nvml

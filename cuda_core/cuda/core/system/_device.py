@@ -141,6 +141,8 @@ _THERMAL_TARGET_VALUES = {v: k for k, v in _THERMAL_TARGETS.items()}
 _NVLINK_VERSIONS = {1: (1, 0), 2: (2, 0), 3: (2, 2), 4: (3, 0), 5: (3, 1), 6: (4, 0), 7: (5, 0), 8: (6, 0)}
 _PSTATE_UNKNOWN = 32
 _MAX_THERMAL_SENSORS_PER_GPU = 3
+# nvml.h: a thermal sensor record is five 32-bit fields (controller, min, max, current, target).
+_THERMAL_SENSOR_RECORD_BYTES = 20
 
 
 # The NVML value of `key` in `table`, or ValueError naming the choices of `enum`.
@@ -925,13 +927,9 @@ class GpuDynamicPstatesInfo:
 
     def __getitem__(self, idx: int) -> GpuDynamicPstatesUtilization:
         idx = _check_index(idx, len(self), "GPU dynamic P-states")
-        utilization = self._info.utilization
-        try:
-            ptr = utilization[idx].ptr
-        except TypeError:
-            # cuda-bindings releases whose utilization view is not indexable: the
-            # domains are consecutive nvmlGpuDynamicPstatesInfo_t utilization records
-            ptr = utilization.ptr + idx * _PSTATE_UTILIZATION_RECORD_BYTES
+        # The domains are consecutive nvmlGpuDynamicPstatesInfo_t utilization records; the
+        # address is computed, since not every cuda-bindings release can index the view.
+        ptr = self._info.utilization.ptr + idx * _PSTATE_UTILIZATION_RECORD_BYTES
         return GpuDynamicPstatesUtilization(ptr, self._info)
 
 
@@ -1037,7 +1035,10 @@ class ThermalSettings:
 
     def __getitem__(self, idx: int) -> ThermalSensor:
         idx = _check_index(idx, len(self), "Thermal sensor")
-        return ThermalSensor(self._thermal_settings.sensor[idx].ptr, self._thermal_settings)
+        # Consecutive nvmlGpuThermalSettings_t sensor records, addressed as the P-state
+        # domains are (not every cuda-bindings release can index the view).
+        ptr = self._thermal_settings.sensor.ptr + idx * _THERMAL_SENSOR_RECORD_BYTES
+        return ThermalSensor(ptr, self._thermal_settings)
 
 
 class Temperature:
