@@ -1017,6 +1017,12 @@ TEST_F(Sim, GreenContextsFromDisjointSmSplits) {
     CUdevResource forged = groups[1];
     forged.sm.smCount += 8;  // an edited SM resource is not one the driver made
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuDevSmResourceSplitByCount(groups + 2, &n, &forged, &rest, 0, 8));
+    CUdevResource again[1], again_rest;  // cuda.h: a split's outputs are not split again (a green context's are)
+    unsigned one = 1;
+    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+              D.cuDevSmResourceSplitByCount(again, &one, &groups[1], &again_rest, 0, 8));
+    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION,
+              D.cuDevSmResourceSplitByCount(again, &one, &rest, &again_rest, 0, 8));
     // cuDevSmResourceSplit is CUDA 13.1: this simulated driver reports 13.0
     CU_DEV_SM_RESOURCE_GROUP_PARAMS params[1];
     std::memset(params, 0, sizeof params);
@@ -1045,6 +1051,9 @@ TEST_F(Sim, GreenContextsFromDisjointSmSplits) {
     CUdevResource got;
     OK(D.cuGreenCtxGetDevResource(green, &got, CU_DEV_RESOURCE_TYPE_SM));
     EXPECT_EQ(32u, got.sm.smCount);
+    one = 1;
+    OK(D.cuDevSmResourceSplitByCount(again, &one, &got, &again_rest, 0, 8));  // the green context's own resource
+    EXPECT_EQ(8u, again[0].sm.smCount);
     OK(D.cuCtxGetDevResource(view, &got, CU_DEV_RESOURCE_TYPE_SM));
     EXPECT_EQ(32u, got.sm.smCount);
     OK(D.cuCtxGetDevResource(ctx_, &got, CU_DEV_RESOURCE_TYPE_SM));
@@ -1425,10 +1434,15 @@ TEST_F(Sim, ArraysTexturesSurfacesAndCopies) {
     md.Height = 16;
     md.Flags = CUDA_ARRAY3D_SURFACE_LDST;
     CUmipmappedArray mip = nullptr;
-    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMipmappedArrayCreate(&mip, &md, 6));
-    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMipmappedArrayCreate(&mip, &md, 0));
-    OK(D.cuMipmappedArrayCreate(&mip, &md, 5));
     CUarray level = nullptr;
+    for (unsigned asked : {0u, 6u}) {  // cuda.h: the count is clamped to [1, 1 + floor(log2(16))], not refused
+        OK(D.cuMipmappedArrayCreate(&mip, &md, asked));
+        const unsigned made = asked == 0 ? 1 : 5;
+        OK(D.cuMipmappedArrayGetLevel(&level, mip, made - 1));
+        EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMipmappedArrayGetLevel(&level, mip, made));
+        OK(D.cuMipmappedArrayDestroy(mip));
+    }
+    OK(D.cuMipmappedArrayCreate(&mip, &md, 5));
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMipmappedArrayGetLevel(&level, mip, 5));
     OK(D.cuMipmappedArrayGetLevel(&level, mip, 2));
     OK(D.cuArray3DGetDescriptor(&got, level));
