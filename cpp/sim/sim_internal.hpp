@@ -258,6 +258,7 @@ struct Pool {
     // driver keeps a /dev/nvidiactl fd (README.md, "Driver facts modelled").
     std::set<CUstream> unsynced_free_streams;
     bool leaks_fd = false;
+    bool synchronous = false;  // the hidden pool cuMemAlloc draws from (api_managed_alloc.cpp): no pool handle
 };
 
 enum class RegionKind { PoolSpan, Import, Tombstone, VmmReserve };  // VmmReserve: api_vmm.cpp
@@ -462,10 +463,14 @@ CUresult default_pool(int dev, Pool** out);
 CUresult default_pinned_host_pool(Pool** out);
 
 // ---------------------------------------------------------------------------
-// cuMemAllocManaged blocks (api_managed_alloc.cpp; takes its own leaf lock)
+// Synchronous allocations: cuMemAllocManaged, cuMemAllocHost and cuMemHostRegister
+// blocks (api_managed_alloc.cpp; takes its own leaf lock)
 // ---------------------------------------------------------------------------
 // The live block holding all of [p, p+n): its base, bytes and serial.
 bool managed_block_find(uintptr_t p, size_t n, uintptr_t* base, size_t* span, uint64_t* serial);
+// The live page-locked range (cuMemAllocHost block or cuMemHostRegister range)
+// holding all of [p, p+n): its base, bytes and the device current when it was made.
+bool pinned_block_find(uintptr_t p, size_t n, uintptr_t* base, size_t* span, int* dev);
 
 // ---------------------------------------------------------------------------
 // Managed pools (managed_pools.cpp; takes the lock itself)

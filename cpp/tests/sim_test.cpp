@@ -965,8 +965,9 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         "cuSimStaleAccessCount", "cuSimLastStaleAccess", "cuSimLastFreeStream",
         // cuGetProcAddress (CUDA 11.3) and SIMT_STR(cuGetProcAddress) = cuGetProcAddress_v2 (CUDA 12)
         "cuGetProcAddress", SIMT_STR(cuGetProcAddress),
-        // the synchronous managed allocation upstream's test helpers make (api_managed_alloc.cpp)
-        "cuMemAllocManaged", SIMT_STR(cuMemFree),
+        // the synchronous allocations upstream's test helpers make (api_managed_alloc.cpp)
+        "cuMemAllocManaged", SIMT_STR(cuMemFree), SIMT_STR(cuMemAlloc), SIMT_STR(cuMemAllocHost), "cuMemFreeHost",
+        SIMT_STR(cuMemHostRegister), "cuMemHostUnregister", "cuPointerGetAttributes",
         // CUDA_SIM_OPTIONAL_FUNCTIONS (sim/sim_exports.hpp): the optional entry points it models
 #define SIMT_NAME(name) SIMT_STR(name),
         CUDA_SIM_OPTIONAL_FUNCTIONS(SIMT_NAME)
@@ -1226,6 +1227,69 @@ TEST_F(Sim, ManagedAllocationIsHostMemoryFreedOnce) {
     OK(release(p));
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, release(p));
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, release(0));
+}
+
+// cuMemAlloc / cuMemAllocHost / cuMemHostRegister / cuPointerGetAttributes
+// (api_managed_alloc.cpp, api_pointer_queries.cpp), as cuda-bindings calls them:
+// device memory without a pool handle, page-locked host memory of the current
+// device, and a pointer the driver does not know reads as zeros.
+TEST_F(Sim, SynchronousDeviceAndPageLockedAllocations) {
+    void* h = dlopen(CUDA_SIM_LIBRARY_PATH, RTLD_NOW | RTLD_NOLOAD);
+    if (!h) h = dlopen(std::getenv("CUDA_SIM_LIBRARY_PATH"), RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(h, nullptr) << dlerror();
+    auto mem_alloc = reinterpret_cast<decltype(&::cuMemAlloc)>(dlsym(h, SIMT_STR(cuMemAlloc)));
+    auto mem_free = reinterpret_cast<decltype(&::cuMemFree)>(dlsym(h, SIMT_STR(cuMemFree)));
+    auto alloc_host = reinterpret_cast<decltype(&::cuMemAllocHost)>(dlsym(h, SIMT_STR(cuMemAllocHost)));
+    auto free_host = reinterpret_cast<decltype(&::cuMemFreeHost)>(dlsym(h, "cuMemFreeHost"));
+    auto host_register = reinterpret_cast<decltype(&::cuMemHostRegister)>(dlsym(h, SIMT_STR(cuMemHostRegister)));
+    auto host_unregister = reinterpret_cast<decltype(&::cuMemHostUnregister)>(dlsym(h, "cuMemHostUnregister"));
+    auto attributes = reinterpret_cast<decltype(&::cuPointerGetAttributes)>(dlsym(h, "cuPointerGetAttributes"));
+    ASSERT_TRUE(mem_alloc && mem_free && alloc_host && free_host && host_register && host_unregister && attributes);
+
+    CUdeviceptr d = 0;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, mem_alloc(&d, 0));
+    OK(mem_alloc(&d, 1000));
+    unsigned int type = 0;
+    OK(D.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d));
+    EXPECT_EQ(unsigned(CU_MEMORYTYPE_DEVICE), type);
+    CUmemoryPool pool = reinterpret_cast<CUmemoryPool>(1);
+    OK(D.cuPointerGetAttribute(&pool, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE, d));
+    EXPECT_EQ(nullptr, pool);  // not a pool allocation to the caller
+    OK(D.cuMemsetD8Async(d, 0x3C, 1000, nullptr));
+    unsigned char back[8] = {};
+    OK(D.cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(back), d + 992, sizeof back, nullptr));
+    EXPECT_EQ(0x3C, back[7]);
+    OK(mem_free(d));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, mem_free(d));
+
+    void* host = nullptr;
+    OK(alloc_host(&host, 64));
+    OK(D.cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, reinterpret_cast<CUdeviceptr>(host)));
+    EXPECT_EQ(unsigned(CU_MEMORYTYPE_HOST), type);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, mem_free(reinterpret_cast<CUdeviceptr>(host)));  // cuMemFreeHost's
+    EXPECT_EQ(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, host_register(host, 16, 0));
+    OK(free_host(host));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, free_host(host));
+
+    alignas(64) static unsigned char mine[256];
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, host_register(mine, 256, 0x100));
+    OK(host_register(mine, 256, 0));
+    int ordinal = -1;
+    OK(D.cuPointerGetAttribute(&ordinal, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, reinterpret_cast<CUdeviceptr>(mine + 8)));
+    EXPECT_EQ(0, ordinal);
+    EXPECT_EQ(CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED, host_register(mine + 128, 16, 0));
+    OK(host_unregister(mine));
+    EXPECT_EQ(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, host_unregister(mine));
+
+    // cuPointerGetAttributes: an unknown pointer is no error, its attributes read as zero
+    CUpointer_attribute which[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_DEVICE_POINTER};
+    unsigned int t = 7;
+    CUdeviceptr dp = 7;
+    void* out[2] = {&t, &dp};
+    OK(attributes(2, which, out, reinterpret_cast<CUdeviceptr>(mine)));
+    EXPECT_EQ(0u, t);
+    EXPECT_EQ(0u, dp);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, attributes(0, which, out, 0));
 }
 
 // cuStreamIsCapturing (api_streams.cpp), resolved the way cuda-bindings does
