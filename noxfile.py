@@ -166,8 +166,9 @@ def build_simulator(session) -> str:
 
 def sim_as_libcuda(sim_lib: str) -> dict:
     """Environment under which cuda-bindings (which dlopens "libcuda.so.1") gets the simulator, the very file
-    CUDA_CORE_DRIVER_LIBRARY names: one copy in the process, so both see the same state. Not for runs that compile
-    kernels: NVRTC loads libcuda.so.1 too, and crashes on the simulator."""
+    CUDA_CORE_DRIVER_LIBRARY names: one copy in the process, so both see the same state. NVRTC loads
+    libcuda.so.1 too and asks it for cuGetExportTable, which the simulator answers (CUDA_ERROR_NOT_FOUND), so runs
+    that compile kernels work under it as well."""
     folder = BUILD / "nox" / "libcuda-sim"
     folder.mkdir(parents=True, exist_ok=True)
     link = folder / "libcuda.so.1"
@@ -824,7 +825,7 @@ def gpu(session):
     drv = os.environ.get("CUDA_CORE_DRIVER_LIBRARY")
     env_ours = {"CUDA_CORE_UPSTREAM_PYTHON": theirs, "PYTHONUNBUFFERED": "1"}
     env_theirs = {"PYTHONUNBUFFERED": "1", **(sim_as_libcuda(drv) if drv else {})}
-    if drv:  # (not as libcuda.so.1 on LD_LIBRARY_PATH for ours: NVRTC would load the simulator and crash)
+    if drv:  # ours loads it by name; the upstream side needs it as libcuda.so.1 (sim_as_libcuda)
         env_ours["CUDA_CORE_DRIVER_LIBRARY"] = drv
         lines.append(f"driver: CUDA_CORE_DRIVER_LIBRARY={drv} (not the real driver)")
 

@@ -213,3 +213,12 @@ SIM_EXPORT CUresult CUDAAPI cuGetProcAddress_v2(const char* symbol, void** pfn, 
     if (cudaVersion > cuda_sim::driver_version()) return CUDA_ERROR_INVALID_VALUE;
     return cuda_sim::lookup(symbol, pfn, cudaVersion, symbolStatus);
 }
+
+// Owns nothing; works before cuInit. The driver's private export tables (NVRTC
+// and the CUDA runtime ask for them when they find a libcuda) are not simulated:
+// every table id is CUDA_ERROR_NOT_FOUND, which they take as "not offered".
+SIM_EXPORT CUresult CUDAAPI cuGetExportTable(const void** ppExportTable, const CUuuid* pExportTableId) {
+    if (!ppExportTable || !pExportTableId) return CUDA_ERROR_INVALID_VALUE;
+    *ppExportTable = nullptr;
+    return CUDA_ERROR_NOT_FOUND;
+}

@@ -963,8 +963,9 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
 #undef SIMT_NAME
         "cuSimIsSimulator", "cuSimCallCount", "cuSimResetCallCounts", "cuSimMaxConcurrentCalls",
         "cuSimStaleAccessCount", "cuSimLastStaleAccess", "cuSimLastFreeStream",
-        // cuGetProcAddress (CUDA 11.3) and SIMT_STR(cuGetProcAddress) = cuGetProcAddress_v2 (CUDA 12)
-        "cuGetProcAddress", SIMT_STR(cuGetProcAddress),
+        // cuGetProcAddress (CUDA 11.3) and SIMT_STR(cuGetProcAddress) = cuGetProcAddress_v2 (CUDA 12);
+        // cuGetExportTable, which NVRTC calls on any libcuda.so.1 it finds (none offered)
+        "cuGetProcAddress", SIMT_STR(cuGetProcAddress), "cuGetExportTable",
         // the synchronous allocations upstream's test helpers make (api_managed_alloc.cpp)
         "cuMemAllocManaged", SIMT_STR(cuMemFree), SIMT_STR(cuMemAlloc), SIMT_STR(cuMemAllocHost), "cuMemFreeHost",
         SIMT_STR(cuMemHostRegister), "cuMemHostUnregister", "cuPointerGetAttributes",
@@ -1290,6 +1291,24 @@ TEST_F(Sim, SynchronousDeviceAndPageLockedAllocations) {
     EXPECT_EQ(0u, t);
     EXPECT_EQ(0u, dp);
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, attributes(0, which, out, 0));
+}
+
+// cuGetExportTable (api_proc_address.cpp): NVRTC looks it up in whatever
+// libcuda.so.1 it finds and calls it; the simulator offers no private table.
+TEST(SimExportTable, EveryTableIsNotFound) {
+    if (is_child()) GTEST_SKIP() << "runs in the parent only";
+    const char* path = std::getenv("CUDA_SIM_LIBRARY_PATH");
+    if (!path || !*path) path = CUDA_SIM_LIBRARY_PATH;
+    void* h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(h, nullptr) << dlerror();
+    auto get_table = reinterpret_cast<decltype(&::cuGetExportTable)>(dlsym(h, "cuGetExportTable"));
+    ASSERT_NE(get_table, nullptr);
+    const void* table = &table;
+    CUuuid id{};
+    EXPECT_EQ(CUDA_ERROR_NOT_FOUND, get_table(&table, &id));
+    EXPECT_EQ(nullptr, table);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, get_table(nullptr, &id));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, get_table(&table, nullptr));
 }
 
 // cuStreamIsCapturing (api_streams.cpp), resolved the way cuda-bindings does
