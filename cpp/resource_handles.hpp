@@ -14,6 +14,7 @@
 //   graph.hpp           graphs, executable graphs, the relaxed capture-mode scope
 //   module.hpp          loaded code (CUlibrary), kernels, launches
 //   nvrtc.hpp           NVRTC loaded at first use, the program handle
+//   nvvm.hpp            libNVVM loaded at first use, the NVVM program handle
 //   texture.hpp         CUDA arrays, mipmapped arrays, texture and surface objects, 3D copies
 //   graphics.hpp        OpenGL resources registered with CUDA
 //
@@ -37,6 +38,7 @@
 #include "memory.hpp"
 #include "module.hpp"
 #include "nvrtc.hpp"
+#include "nvvm.hpp"
 #include "texture.hpp"
 #include "thread_safety.hpp"
 #include "vmm.hpp"

@@ -1,6 +1,6 @@
 // linker_test.cpp - ownership and errors of the driver linker's handle
 // (CuLinkHandle: the CUlinkState and its log buffers) against a recording
-// driver table, and nvJitLink's load failure (cpp/linker.*).
+// driver table, nvJitLink's load failure (cpp/linker.*) and libNVVM's (cpp/nvvm.*).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -12,6 +12,7 @@
 #include "driver.hpp"
 #include "error.hpp"
 #include "linker.hpp"
+#include "nvvm.hpp"
 
 using namespace cuda_core;
 
@@ -171,6 +172,28 @@ TEST(NvJitLink, MissingLibraryIsNotLoadedEverywhere) {
     EXPECT_EQ(nvjitlink_get_log(NvJitLinkHandle{}, true, &out), kNvJitLinkNotLoaded);
     // the first call's outcome stands
     EXPECT_EQ(nvjitlink_load({"/usr/local/cuda/lib64/libnvJitLink.so.13"}), kNvJitLinkNotLoaded);
+}
+
+// libNVVM from files that do not exist (cpp/nvvm.*): every call says "not
+// loaded", the error names each file tried, and the first outcome stands.
+TEST(Nvvm, MissingLibraryIsNotLoadedEverywhere) {
+    EXPECT_EQ(nvvm_load({"/nonexistent/libnvvm.so.4", "/nonexistent/nvvm/lib64/libnvvm.so.4"}), kNvvmNotLoaded);
+    EXPECT_FALSE(nvvm_loaded());
+    std::string why = nvvm_load_error();
+    EXPECT_NE(why.find("/nonexistent/libnvvm.so.4"), std::string::npos) << why;
+    EXPECT_NE(why.find("/nonexistent/nvvm/lib64/libnvvm.so.4"), std::string::npos) << why;
+    int a = 0, b = 0, c = 0, d = 0;
+    EXPECT_EQ(nvvm_version(&a, &b), kNvvmNotLoaded);
+    EXPECT_EQ(nvvm_ir_version(&a, &b, &c, &d), kNvvmNotLoaded);
+    EXPECT_EQ(nvvm_error_name(kNvvmNotLoaded), "NVVM_NOT_LOADED");
+    EXPECT_EQ(nvvm_error_name(6), "nvvmResult(6)");  // names come from libNVVM once loaded
+    EXPECT_FALSE(create_nvvm_program_handle());
+    EXPECT_EQ(take_last_nvvm_error(), kNvvmNotLoaded);
+    EXPECT_EQ(take_last_nvvm_error(), kNvvmSuccess);  // read and cleared
+    std::string log, out;
+    EXPECT_EQ(nvvm_add_module(NvvmProgramHandle{}, "ir", "m", false), kNvvmNotLoaded);
+    EXPECT_EQ(nvvm_compile(NvvmProgramHandle{}, {"-arch=compute_90"}, &log, &out), kNvvmNotLoaded);
+    EXPECT_EQ(nvvm_load({"/usr/local/cuda/nvvm/lib64/libnvvm.so.4"}), kNvvmNotLoaded);
 }
 
 }  // namespace

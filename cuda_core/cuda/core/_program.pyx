@@ -21,11 +21,14 @@ from cuda.core._resource_handles cimport (
     bindings_handle,
     NvrtcProgramHandle, create_nvrtc_program_handle, nvrtc_compile, nvrtc_get_code, nvrtc_require,
     raise_nvrtc_error, take_last_nvrtc_error,
+    NvvmProgramHandle, create_nvvm_program_handle, nvvm_add_module, nvvm_compile, nvvm_require, raise_nvvm_error,
+    take_last_nvvm_error,
 )
 
 from cuda.core._module import ObjectCode
 from cuda.core._resource_handles import _nvrtc_info
 from cuda.core._utils.version import driver_version
+from cuda.core._utils.cuda_utils import CUDAError
 from cuda.core._utils.library_search import toolkit_library_candidates
 
 __all__ = ["Program", "ProgramOptions"]
@@ -35,11 +38,39 @@ _TARGETS = {"ptx": 0, "cubin": 1, "ltoir": 2}
 
 
 def _get_nvvm_module():
-    """Upstream's private NVVM accessor (its tests call it to skip NVVM tests).
-    This package compiles through NVRTC only (no ``code_type="nvvm"``), so it
-    always raises RuntimeError, the error upstream raises when NVVM is absent."""
-    raise RuntimeError("NVVM is not available: cuda-core-ipcsafe compiles CUDA C++ and PTX through NVRTC and the "
-                       "linker only (no libNVVM programs)")
+    """Upstream's private NVVM accessor: cuda-bindings' ``cuda.bindings.nvvm`` once
+    libNVVM is usable (upstream's tests drive libNVVM through it). NVVM programs
+    are offered where upstream offers them, with cuda-bindings (which has
+    ``cuda.bindings.nvvm``) installed; this package loads libNVVM itself (see
+    :class:`Program`). RuntimeError when either is missing."""
+    try:
+        from cuda.bindings import nvvm
+    except ImportError:
+        raise RuntimeError("NVVM is not available: it needs cuda-bindings >= 12.9 (cuda.bindings.nvvm), "
+                           "which is not installed") from None
+    nvvm_require(_nvvm_candidates())
+    return nvvm
+
+
+# Where libNVVM is looked for: the toolkit keeps it in nvvm/lib64, the wheels under nvidia/.
+_NVVM_SONAMES = ("libnvvm.so.4",)
+_NVVM_WHEEL_PATHS = (
+    ("cu13", "lib", "libnvvm.so.4"),
+    ("cuda_nvcc", "nvvm", "lib64", "libnvvm.so.4"),
+    ("cu12", "nvvm", "lib64", "libnvvm.so.4"),
+)
+
+
+def _nvvm_candidates():
+    """The files libNVVM is loaded from, in order: ``$CUDA_CORE_NVVM_LIBRARY`` alone
+    when set, else the toolkit's ``nvvm/lib64`` (``$CUDA_HOME``, ``$CUDA_PATH``,
+    ``/usr/local/cuda``), then NVRTC's search order (``lib64``/``lib``, wheels, system path)."""
+    if os.environ.get("CUDA_CORE_NVVM_LIBRARY"):
+        return toolkit_library_candidates("CUDA_CORE_NVVM_LIBRARY", _NVVM_SONAMES, _NVVM_WHEEL_PATHS)
+    roots = [os.environ.get(v) for v in ("CUDA_HOME", "CUDA_PATH")] + ["/usr/local/cuda"]
+    nvvm_dirs = [os.path.join(r, "nvvm", "lib64", so) for r in roots if r for so in _NVVM_SONAMES]
+    rest = toolkit_library_candidates("CUDA_CORE_NVVM_LIBRARY", _NVVM_SONAMES, _NVVM_WHEEL_PATHS)
+    return [p for p in nvvm_dirs if os.path.exists(p)] + [p for p in rest if p not in nvvm_dirs]
 
 
 def _can_load_generated_ptx():
@@ -174,6 +205,27 @@ _NVRTC_SPELLING = {
 _ITEM_TYPES = {"ptxas_options": (str,), "undefine_macro": (str,), "include_path": (str, os.PathLike),
                "pre_include": (str,), "diag_error": (int,), "diag_suppress": (int,), "diag_warn": (int,)}
 _NVVM_ONLY = ("extra_sources", "use_libdevice")
+def _unsupported_nvvm_options(names):
+    """The error upstream gives for ProgramOptions libNVVM does not take: a CUDAError
+    (with no CUresult: it is an options error, not a driver result) naming them."""
+    return CUDAError(f"The following options are not supported by NVVM backend: {', '.join(names)}", None)
+
+
+# Options libNVVM does not take, in upstream's order: refused when set at all, or when true.
+_NVVM_UNSUPPORTED_ORDER = (
+    "relocatable_device_code", "extensible_whole_program", "lineinfo", "ptxas_options", "max_register_count",
+    "use_fast_math", "extra_device_vectorization", "gen_opt_lto", "define_macro", "undefine_macro",
+    "include_path", "pre_include", "no_source_include", "std", "builtin_move_forward", "builtin_initializer_list",
+    "disable_warnings", "restrict", "device_as_default_execution_space", "device_int128", "optimization_info",
+    "no_display_error_number", "diag_error", "diag_suppress", "diag_warn", "brief_diagnostics", "time",
+    "split_compile", "fdevice_syntax_only", "minimal", "numba_debug",
+)
+_NVVM_UNSUPPORTED_SET = (
+    "relocatable_device_code", "ptxas_options", "max_register_count", "define_macro", "undefine_macro",
+    "include_path", "pre_include", "std", "builtin_move_forward", "builtin_initializer_list", "optimization_info",
+    "diag_error", "diag_suppress", "diag_warn", "brief_diagnostics", "time", "split_compile",
+)
+_NVVM_UNSUPPORTED_TRUE = tuple(f for f in _NVVM_UNSUPPORTED_ORDER if f not in _NVVM_UNSUPPORTED_SET)
 
 
 @dataclass
@@ -196,7 +248,9 @@ class ProgramOptions:
 
     Every other field maps to the NVRTC option of the same name (see NVRTC's
     documentation); ``extra_sources`` and ``use_libdevice`` belong to the NVVM
-    backend, which this package does not provide.
+    backend (``code_type="nvvm"``), which takes ``arch`` (as ``compute_XX``),
+    ``debug``, ``device_code_optimize``, ``ftz``, ``prec_sqrt``, ``prec_div`` and
+    ``fma`` (see :meth:`as_bytes`).
     """
     name: str | None = "default_program"
     arch: str | None = None
@@ -273,16 +327,52 @@ class ProgramOptions:
         Parameters
         ----------
         backend : str
-            ``"nvrtc"`` (the only backend of this package; ``"nvvm"`` raises NotImplementedError).
+            ``"nvrtc"`` or ``"nvvm"`` (case-insensitive).
         target_type : str, optional
-            ``"ptx"``, ``"cubin"`` or ``"ltoir"`` (``"ltoir"`` adds ``-dlto``).
+            ``"ptx"``, ``"cubin"`` or ``"ltoir"`` (``"ltoir"`` adds ``-dlto`` for NVRTC,
+            ``-gen-lto`` for NVVM).
+
+        Raises
+        ------
+        ValueError
+            For another backend.
+        CUDAError
+            For NVVM, naming every option set that libNVVM does not take.
         """
         b = str(backend).lower()
         if b == "nvvm":
-            raise NotImplementedError("the NVVM backend is not provided by this package (NVRTC only)")
+            args = self._nvvm_args()
+            if target_type == "ltoir" and "-gen-lto" not in args:
+                args.append("-gen-lto")
+            return [a.encode() for a in args]
         if b != "nvrtc":
-            raise ValueError(f"unknown backend {backend!r}: expected 'nvrtc'")
+            raise ValueError(f"Unknown backend '{backend}'. Must be one of: 'nvrtc', 'nvvm'")
         return [a.encode() for a in self._nvrtc_args(target_type)]
+
+    def _nvvm_args(self):
+        """libNVVM's options for these options (upstream's spellings: compute_XX,
+        0/1 booleans); CUDAError naming the options libNVVM does not take."""
+        arch = self.arch
+        if arch.startswith("sm_"):
+            arch = f"compute_{arch[3:]}"
+        args = [f"-arch={arch}"]
+        if self.debug:
+            args.append("-g")
+        if self.device_code_optimize is False:
+            args.append("-opt=0")
+        elif self.device_code_optimize is True:
+            args.append("-opt=3")
+        for field_name, flag in (("ftz", "-ftz"), ("prec_sqrt", "-prec-sqrt"), ("prec_div", "-prec-div"),
+                                 ("fma", "-fma")):
+            value = getattr(self, field_name)
+            if value is not None:
+                args.append(f"{flag}={'1' if value else '0'}")
+        unsupported = [f for f in _NVVM_UNSUPPORTED_SET if getattr(self, f) is not None]
+        unsupported += [f for f in _NVVM_UNSUPPORTED_TRUE if getattr(self, f)]
+        unsupported.sort(key=_NVVM_UNSUPPORTED_ORDER.index)
+        if unsupported:
+            raise _unsupported_nvvm_options(unsupported)
+        return args
 
     def _nvrtc_args(self, target_type=None):
         args = [f"-arch={self.arch}"]
@@ -332,15 +422,21 @@ cdef class Program:
 
     Parameters
     ----------
-    code : str
-        The source: CUDA C++ (``code_type="c++"``) or PTX (``code_type="ptx"``).
+    code : str | bytes
+        The source: CUDA C++ (``code_type="c++"``), PTX (``code_type="ptx"``), or
+        NVVM IR, text or bitcode (``code_type="nvvm"``: str, bytes or bytearray).
     code_type : str
-        ``"c++"`` (compiled by NVRTC) or ``"ptx"`` (returned as is by ``compile("ptx")``;
-        the driver compiles it when the module is loaded). ``"nvvm"`` is not provided.
+        ``"c++"`` (compiled by NVRTC), ``"ptx"`` (returned as is by ``compile("ptx")``;
+        the driver compiles it when the module is loaded) or ``"nvvm"`` (compiled by
+        libNVVM to PTX or LTO-IR; offered, as upstream's, with cuda-bindings installed:
+        RuntimeError otherwise, or when libNVVM is not found).
     options : ProgramOptions, optional
-        Compile options (a dict of ProgramOptions fields is accepted too).
+        Compile options (a dict of ProgramOptions fields is accepted too);
+        ``extra_sources`` adds NVVM modules, ``use_libdevice`` links libdevice.
     """
     cdef NvrtcProgramHandle _h
+    cdef NvvmProgramHandle _hv
+    cdef bint _libdevice_added
     cdef object _options
     cdef str _code_type
     cdef object _ptx
@@ -351,22 +447,24 @@ cdef class Program:
 
     def __init__(self, code, code_type, options=None):
         ct = str(getattr(code_type, "value", code_type)).lower()
-        if ct not in ("c++", "ptx", "nvvm"):
-            raise ValueError(f"code_type must be 'c++', 'ptx' or 'nvvm', got {code_type!r}")
-        if ct == "nvvm":
-            raise NotImplementedError("code_type 'nvvm' (libNVVM) is not provided by this package")
+        supported_code_types = ("c++", "ptx", "nvvm")
+        if ct not in supported_code_types:
+            raise RuntimeError(f"Unsupported code_type={ct!r} (supported_code_types={supported_code_types!r})")
         if options is None:
             options = ProgramOptions()
         elif isinstance(options, dict):
             options = ProgramOptions(**options)
         elif not isinstance(options, ProgramOptions):
             raise TypeError(f"options must be a ProgramOptions, a dict or None, not {type(options).__name__}")
-        if not isinstance(code, str):
-            raise TypeError(f"{ct} source code must be a str, not {type(code).__name__}")
         self._options = options
         self._code_type = ct
-        self._code = code
         self._lock = threading.Lock()
+        if ct == "nvvm":
+            self._init_nvvm(code, options)
+            return
+        if not isinstance(code, str):
+            raise TypeError(f"{ct} source code must be a str, not {type(code).__name__}")
+        self._code = code
         if ct == "ptx":
             self._ptx = code
             return
@@ -378,9 +476,52 @@ cdef class Program:
         if not self._h:
             raise_nvrtc_error(take_last_nvrtc_error(), "nvrtcCreateProgram")
 
+    def _init_nvvm(self, code, options):
+        """An NVVM program of `code` (NVVM IR text or bitcode) and options.extra_sources."""
+        cdef string module
+        cdef string name
+        cdef int r
+        _get_nvvm_module()   # NVVM where upstream offers it; loads libNVVM
+        if isinstance(code, str):
+            code = code.encode("utf-8")
+        elif not isinstance(code, (bytes, bytearray)):
+            raise TypeError("NVVM IR code must be provided as str, bytes, or bytearray")
+        modules = [(options.name, bytes(code))]
+        extra = options.extra_sources
+        if extra is not None:
+            if isinstance(extra, (str, bytes, bytearray)) or not isinstance(extra, (list, tuple)):
+                raise TypeError("extra_sources must be a sequence of 2-tuples: ((name1, source1), (name2, source2), ...)")
+            for i, item in enumerate(extra):
+                if not isinstance(item, tuple) or len(item) != 2:
+                    raise TypeError(f"Each extra module must be a 2-tuple (name, source), got {type(item).__name__} "
+                                    f"at index {i}")
+                module_name, source = item
+                if not isinstance(module_name, str):
+                    raise TypeError(f"Module name at index {i} must be a string, got {type(module_name).__name__}")
+                if isinstance(source, str):
+                    source = source.encode("utf-8")
+                elif not isinstance(source, (bytes, bytearray)):
+                    raise TypeError(f"Module source at index {i} must be str (textual LLVM IR), bytes (textual LLVM "
+                                    f"IR or bitcode), or bytearray, got {type(source).__name__}")
+                if len(source) == 0:
+                    raise ValueError(f"Module source for '{module_name}' (index {i}) cannot be empty")
+                modules.append((module_name, bytes(source)))
+        self._code = bytes(code)
+        with nogil:
+            self._hv = create_nvvm_program_handle()
+        if not self._hv:
+            raise_nvvm_error(take_last_nvvm_error(), "nvvmCreateProgram")
+        for module_name, source in modules:
+            module = source
+            name = module_name.encode()
+            with nogil:
+                r = nvvm_add_module(self._hv, module, name, False)
+            raise_nvvm_error(r, "nvvmAddModuleToProgram")
+
     def close(self):
         """Destroy this program (idempotent)."""
         with self._lock:
+            self._hv.reset()
             self._h.reset()
             self._ptx = None
             self._closed = True
@@ -392,10 +533,12 @@ cdef class Program:
 
     @property
     def backend(self):
-        """``"NVRTC"`` for C++ programs; for PTX the linker's backend, ``"nvJitLink"`` or
-        ``"driver"`` (see :meth:`Linker.which_backend`)."""
+        """``"NVRTC"`` for C++ programs, ``"NVVM"`` for NVVM IR; for PTX the linker's
+        backend, ``"nvJitLink"`` or ``"driver"`` (see :meth:`Linker.which_backend`)."""
         if self._code_type == "c++":
             return "NVRTC"
+        if self._code_type == "nvvm":
+            return "NVVM"
         from cuda.core._linker import Linker
 
         return str(Linker.which_backend().value)
@@ -404,9 +547,12 @@ cdef class Program:
     def handle(self):
         """The ``nvrtcProgram``: a ``cuda.bindings.nvrtc.nvrtcProgram`` when
         cuda-bindings is installed (as upstream's), else its address as an int;
-        None once closed (as upstream's); 0 for PTX, which has no NVRTC program."""
+        None once closed (as upstream's); 0 for PTX, which has no NVRTC program.
+        An NVVM program's ``nvvmProgram`` address as an int (0 once closed)."""
         if self._closed:
-            return None
+            return 0 if self._code_type == "nvvm" else None   # upstream's closed NVVM program says 0
+        if self._hv:
+            return <size_t>self._hv.get().program
         if not self._h:
             return 0
         return bindings_handle("nvrtc.nvrtcProgram", <size_t>self._h.get().program)
@@ -444,6 +590,8 @@ cdef class Program:
             The compile failed; the message includes NVRTC's log.
         """
         tt = str(getattr(target_type, "value", target_type)).lower()
+        if self._code_type == "nvvm" and tt not in ("ptx", "ltoir"):
+            raise ValueError(f'Unsupported target_type="{tt}" for NVVM (supported: \'ptx\', \'ltoir\')')
         if tt not in _TARGETS:
             raise ValueError(f"target_type must be 'ptx', 'cubin' or 'ltoir', got {target_type!r}")
         if isinstance(name_expressions, (str, bytes)) or not isinstance(name_expressions, (list, tuple)):
@@ -482,6 +630,8 @@ cdef class Program:
     def _compile(self, str tt, list exprs, logs):
         """One compile of this program to `tt` (PTX: returned as is, or linked to a cubin)."""
         name = self._options.name
+        if self._code_type == "nvvm":
+            return self._compile_nvvm(tt, logs)
         if self._code_type == "ptx":
             if tt == "ptx":
                 return ObjectCode._init(self._ptx.encode(), "ptx", name=name)
@@ -529,6 +679,48 @@ cdef class Program:
         mapping = {e: l.decode() for e, l in zip(exprs, lowered)}
         return ObjectCode._init(data, tt, name=name, symbol_mapping=mapping)
 
+    def _compile_nvvm(self, str tt, logs):
+        """libNVVM's verify + compile of this program to PTX or LTO-IR (libdevice added
+        lazily first when options.use_libdevice)."""
+        cdef vector[string] opts
+        cdef string log
+        cdef string code
+        cdef string libdevice
+        cdef string empty
+        cdef int r
+        cdef NvvmProgramHandle h
+        name = self._options.name
+        for a in self._options.as_bytes("nvvm", tt):
+            opts.push_back(a)
+        with self._lock:      # one use of an NVVM program at a time
+            h = self._hv
+            if not h:
+                raise RuntimeError("Program has been closed")
+            if self._options.use_libdevice and not self._libdevice_added:
+                with open(_find_libdevice_path(), "rb") as f:
+                    libdevice = f.read()
+                with nogil:
+                    r = nvvm_add_module(h, libdevice, empty, True)
+                raise_nvvm_error(r, "nvvmLazyAddModuleToProgram")
+                self._libdevice_added = True
+            with nogil:
+                r = nvvm_compile(h, opts, &log, &code)
+            text = log.decode("utf-8", "backslashreplace")
+            if logs is not None and text.strip():
+                logs.write(text)
+            raise_nvvm_error(r, f"compiling {name!r} to {tt}", text)
+        return ObjectCode._init(<bytes>code, tt, name=name)
+
     def __repr__(self):
         return f"<Program backend={self.backend!r}>"
+
+
+def _find_libdevice_path():
+    """libdevice's bitcode for ``use_libdevice`` (found by cuda-pathfinder, as upstream's)."""
+    try:
+        from cuda.pathfinder import find_bitcode_lib
+    except ImportError:
+        raise RuntimeError("use_libdevice needs cuda-pathfinder (pip install cuda-pathfinder) to find "
+                           "libdevice") from None
+    return find_bitcode_lib("device")
 

@@ -433,6 +433,26 @@ cdef int nvrtc_compile(const NvrtcProgramHandle& program, const vector[string]& 
 cdef int nvrtc_get_code(const NvrtcProgramHandle& program, int target, string* out) noexcept nogil
 
 
+# ---------------------------------------------------------------- libNVVM (cpp/nvvm.hpp)
+cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
+    cppclass NvvmProgramBox:
+        void* program
+    ctypedef shared_ptr[const NvvmProgramBox] NvvmProgramHandle
+
+# Loads libNVVM from the first usable of `candidates` (first call per process
+# wins); raises RuntimeError naming every file tried when none is usable.
+cdef int nvvm_require(list candidates) except -1
+# raise_nvvm_error is the ONE function that turns an nvvmResult into an exception
+# (cuda-bindings' nvvmError, as upstream's; `log`, libNVVM's log, is appended).
+cdef int raise_nvvm_error(int result, str what, str log=*) except -1
+cdef NvvmProgramHandle create_nvvm_program_handle() noexcept nogil
+cdef int take_last_nvvm_error() noexcept nogil
+cdef int nvvm_add_module(const NvvmProgramHandle& program, const string& module, const string& name,
+                         bint lazy) noexcept nogil
+cdef int nvvm_compile(const NvvmProgramHandle& program, const vector[string]& options, string* log,
+                      string* out) noexcept nogil
+
+
 # ---------------------------------------------------------------- libraries, kernels, launches (cpp/module.hpp)
 cdef extern from "cuda.h" nogil:
     ctypedef void* CUlibrary

@@ -540,6 +540,70 @@ def _nvrtc_info():
     return cpp_nvrtc_library_path().decode(), cpp_nvrtc_load_error().decode(), version
 
 
+# ---------------------------------------------------------------- libNVVM (cpp/nvvm.hpp)
+
+cdef extern from "nvvm.hpp" nogil:
+    int cpp_nvvm_load "cuda_core::nvvm_load"(const vector[string]&)
+    string cpp_nvvm_load_error "cuda_core::nvvm_load_error"() except +
+    string cpp_nvvm_library_path "cuda_core::nvvm_library_path"() except +
+    int cpp_nvvm_version "cuda_core::nvvm_version"(int*, int*)
+    int cpp_nvvm_ir_version "cuda_core::nvvm_ir_version"(int*, int*, int*, int*)
+    int cpp_take_last_nvvm_error "cuda_core::take_last_nvvm_error"()
+    NvvmProgramHandle cpp_create_nvvm_program_handle "cuda_core::create_nvvm_program_handle"()
+    int cpp_nvvm_add_module "cuda_core::nvvm_add_module"(const NvvmProgramHandle&, const string&, const string&, bint)
+    int cpp_nvvm_compile "cuda_core::nvvm_compile"(const NvvmProgramHandle&, const vector[string]&, string*, string*)
+
+
+cdef int raise_nvvm_error(int result, str what, str log=None) except -1:
+    """Raise cuda-bindings' nvvmError for `result` (its "ERROR_NAME (n)" text, then
+    "NVVM program log: ..." when libNVVM left one), as upstream's NVVM programs do;
+    RuntimeError when libNVVM could not be loaded. 0 for NVVM_SUCCESS."""
+    if result == 0:
+        return 0
+    if result == 1000:   # kNvvmNotLoaded
+        raise RuntimeError(f"{what}: {cpp_nvvm_load_error().decode()}")
+    from cuda.bindings.nvvm import nvvmError
+
+    err = nvvmError(result)
+    if log:
+        err.args = (f"{err.args[0]}\nNVVM program log: {log}",)
+    raise err
+
+
+cdef int nvvm_require(list candidates) except -1:
+    cdef vector[string] paths
+    for c in candidates:
+        paths.push_back(str(c).encode())
+    cdef int r
+    with nogil:
+        r = cpp_nvvm_load(paths)
+    return raise_nvvm_error(r, "NVVM is not available")
+
+
+cdef NvvmProgramHandle create_nvvm_program_handle() noexcept nogil:
+    return cpp_create_nvvm_program_handle()
+
+cdef int take_last_nvvm_error() noexcept nogil:
+    return cpp_take_last_nvvm_error()
+
+cdef int nvvm_add_module(const NvvmProgramHandle& program, const string& module, const string& name,
+                         bint lazy) noexcept nogil:
+    return cpp_nvvm_add_module(program, module, name, lazy)
+
+cdef int nvvm_compile(const NvvmProgramHandle& program, const vector[string]& options, string* log,
+                      string* out) noexcept nogil:
+    return cpp_nvvm_compile(program, options, log, out)
+
+
+def _nvvm_info():
+    """(loaded path or "", load error or "", (major, minor) or None, NVVM IR (major, minor,
+    debug major, debug minor) or None), for diagnostics and tests."""
+    cdef int major = 0, minor = 0, dmajor = 0, dminor = 0
+    version = (major, minor) if cpp_nvvm_version(&major, &minor) == 0 else None
+    ir = (major, minor, dmajor, dminor) if cpp_nvvm_ir_version(&major, &minor, &dmajor, &dminor) == 0 else None
+    return cpp_nvvm_library_path().decode(), cpp_nvvm_load_error().decode(), version, ir
+
+
 # ---------------------------------------------------------------- libraries, kernels, launches (cpp/module.hpp)
 
 cdef extern from "module.hpp" nogil:
