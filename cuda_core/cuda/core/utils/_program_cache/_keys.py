@@ -134,8 +134,14 @@ def _linker_backend_and_version(use_driver: bool) -> tuple[str, str]:
 
 
 def _nvvm_fingerprint() -> str:
-    """The NVVM toolchain's identity; this package provides no NVVM, so it always raises."""
-    raise NotImplementedError("the NVVM backend is not provided by this package")
+    """libNVVM's identity: its version and the NVVM IR version it reads. Loads it
+    (RuntimeError where NVVM is not available, as ``Program(code_type="nvvm")`` raises)."""
+    from cuda.core._program import _get_nvvm_module
+    from cuda.core._resource_handles import _nvvm_info
+
+    _get_nvvm_module()
+    _, _, version, ir = _nvvm_info()
+    return f"lib={version[0]}.{version[1]};ir={'.'.join(str(v) for v in ir)}"
 
 
 def _option_is_set(options: ProgramOptions, name: str) -> bool:
@@ -310,12 +316,7 @@ class _NvvmBackend(_KeyBackend):
                 "disable use_libdevice.")
 
     def option_fingerprint(self, options, target_type):
-        try:
-            return options.as_bytes("nvvm", target_type)
-        except NotImplementedError:
-            # No NVVM here to spell the options: every field, by name, stands in.
-            return [f"{name}={value!r}".encode() for name, value in sorted(vars(options).items())
-                    if not name.startswith("_") and name not in ("extra_sources", "use_libdevice")]
+        return options.as_bytes("nvvm", target_type)
 
     def hash_version_probe(self, update):
         try:
