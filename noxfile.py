@@ -54,6 +54,7 @@ nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = [
     "wheel", "sim", "sim_two_devices", "seed", "main_job", "api_compare", "bindings_on_sim", "system_nvml",
+    "program_backends",
     "upstream_tests", "regression_upstream", "upstream_patch",
     "cpp(default)", "cpp(thread-safety)", "cpp(tsan)", "cpp(asan-ubsan)",
     "bench", "mixed_install(upstream_then_ours)", "mixed_install(uninstall_upstream)", "docs",
@@ -209,6 +210,22 @@ def toolkit_nvrtc_present() -> bool:
         if base and any((Path(base) / lib).glob("libnvrtc.so.1[23]") for lib in ("lib64", "lib")):
             return True
     return False
+
+
+def toolkit_nvvm_present() -> bool:
+    for base in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if base and any((Path(base) / lib).glob("libnvvm.so.4") for lib in ("nvvm/lib64", "lib64", "lib")):
+            return True
+    return False
+
+
+def nvvm_test_deps() -> list[str]:
+    """What Program's NVVM backend needs beside the wheel: cuda-bindings (cuda.bindings.nvvm, which upstream's
+    tests drive), cuda-pathfinder (libdevice), and libNVVM from the CUDA 13 wheel where no toolkit has one."""
+    deps = [BINDINGS_SPEC, "cuda-pathfinder"]
+    if not toolkit_nvvm_present():
+        deps.append("nvidia-nvvm==13.*")
+    return deps
 
 
 def install_ours(session, *extra) -> None:
@@ -368,6 +385,18 @@ def sim(session):
     install_ours(session)
     env = {"CUDA_CORE_DRIVER_LIBRARY": build_simulator(session), "CUDA_CORE_UPSTREAM_PYTHON": upstream_python(session)}
     return run_pytest(session, "-q", "-rfEs", "tests", *session.posargs, env=env)
+
+
+@nox.session(requires=["wheel"], tags=["python"])
+@step
+def program_backends(session):
+    """Program's tests with cuda-bindings and libNVVM installed (the `sim` session has neither): the NVVM
+    backend compiles (tests/test_program_nvvm.py), cuda_utils' nvrtc/runtime modules, the program cache's
+    NVVM keys."""
+    install_ours(session, *nvvm_test_deps())
+    env = {"CUDA_CORE_DRIVER_LIBRARY": build_simulator(session)}
+    return run_pytest(session, "-q", "-rfEs", "tests/test_program.py", "tests/test_program_nvvm.py",
+                      "tests/test_utils_program_cache.py", "tests/test_cuda_utils.py", env=env)
 
 
 @nox.session(requires=["wheel"], tags=["python"])

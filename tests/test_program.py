@@ -284,7 +284,7 @@ def test_nvvm_program_refusals_are_upstreams():
     with pytest.raises(nvvmError, match=r"ERROR_INVALID_INPUT \(4\)"):
         Program("", "nvvm", ProgramOptions(arch="sm_90"))
     for extra, message in (([("m", 5)], "Module source at index 0 must be str"), ([("m", "")], "cannot be empty"),
-                           (["m"], "Each extra module must be a 2-tuple"), ("m", "extra_sources must be a sequence")):
+                           (["m"], "Each extra module must be a 2-tuple"), (5, "extra_sources must be a sequence")):
         with pytest.raises((TypeError, ValueError), match=message):
             Program("x", "nvvm", ProgramOptions(arch="sm_90", extra_sources=extra))
     opts = ProgramOptions(arch="sm_80", debug=True, ftz=True, prec_sqrt=False, device_code_optimize=True)

@@ -215,10 +215,10 @@ def _unsupported_nvvm_options(names):
 _NVVM_UNSUPPORTED_ORDER = (
     "relocatable_device_code", "extensible_whole_program", "lineinfo", "ptxas_options", "max_register_count",
     "use_fast_math", "extra_device_vectorization", "gen_opt_lto", "define_macro", "undefine_macro",
-    "include_path", "pre_include", "no_source_include", "std", "builtin_move_forward", "builtin_initializer_list",
-    "disable_warnings", "restrict", "device_as_default_execution_space", "device_int128", "optimization_info",
-    "no_display_error_number", "diag_error", "diag_suppress", "diag_warn", "brief_diagnostics", "time",
-    "split_compile", "fdevice_syntax_only", "minimal", "numba_debug",
+    "include_path", "use_bundled_headers", "pre_include", "no_source_include", "std", "builtin_move_forward",
+    "builtin_initializer_list", "disable_warnings", "restrict", "device_as_default_execution_space", "device_int128",
+    "optimization_info", "no_display_error_number", "diag_error", "diag_suppress", "diag_warn", "brief_diagnostics",
+    "time", "split_compile", "fdevice_syntax_only", "minimal",
 )
 _NVVM_UNSUPPORTED_SET = (
     "relocatable_device_code", "ptxas_options", "max_register_count", "define_macro", "undefine_macro",
@@ -226,6 +226,44 @@ _NVVM_UNSUPPORTED_SET = (
     "diag_error", "diag_suppress", "diag_warn", "brief_diagnostics", "time", "split_compile",
 )
 _NVVM_UNSUPPORTED_TRUE = tuple(f for f in _NVVM_UNSUPPORTED_ORDER if f not in _NVVM_UNSUPPORTED_SET)
+
+
+def _assert_single_dashed_nvvm_options(options):
+    """RuntimeError naming an option of `options` (a list of str) spelled with two
+    dashes: libNVVM refuses every double-dashed option with an opaque
+    NVVM_ERROR_INVALID_OPTION, and the options given to it are built from typed
+    ProgramOptions fields, so a double dash is a bug of this package."""
+    for option in options:
+        if option.startswith("--"):
+            raise RuntimeError(f"Internal error: NVVM option {option!r} is double-dashed. libNVVM accepts only "
+                               f"single-dashed options; emit {option[1:]!r} instead.")
+
+
+_EXTRA_SOURCES_SHAPE = "extra_sources must be a sequence of 2-tuples: ((name1, source1), (name2, source2), ...)"
+
+
+def _extra_sources_bytes(extra_sources):
+    """``[(name, source), ...]`` of ProgramOptions.extra_sources as bytes (str sources
+    UTF-8 encoded); TypeError/ValueError, with upstream's messages, for any other shape."""
+    if not isinstance(extra_sources, (list, tuple, str, bytes, bytearray)):
+        raise TypeError(_EXTRA_SOURCES_SHAPE)
+    modules = []
+    for i, item in enumerate(extra_sources):
+        if not isinstance(item, tuple) or len(item) != 2:
+            raise TypeError(f"Each extra module must be a 2-tuple (name, source), got {type(item).__name__} "
+                            f"at index {i}")
+        module_name, source = item
+        if not isinstance(module_name, str):
+            raise TypeError(f"Module name at index {i} must be a string, got {type(module_name).__name__}")
+        if isinstance(source, str):
+            source = source.encode("utf-8")
+        elif not isinstance(source, (bytes, bytearray)):
+            raise TypeError(f"Module source at index {i} must be str (textual LLVM IR), bytes (textual LLVM "
+                            f"IR or bitcode), or bytearray, got {type(source).__name__}")
+        if len(source) == 0:
+            raise ValueError(f"Module source for '{module_name}' (index {i}) cannot be empty")
+        modules.append((module_name.encode(), bytes(source)))
+    return modules
 
 
 @dataclass
@@ -320,6 +358,8 @@ class ProgramOptions:
             self.arch = f"sm_{cc[0]}{cc[1]}"
         elif not isinstance(self.arch, str):
             raise TypeError(f"ProgramOptions.arch must be a str such as 'sm_90', not {type(self.arch).__name__}")
+        if self.extra_sources is not None:
+            _extra_sources_bytes(self.extra_sources)   # its shape is checked here, as upstream's
 
     def as_bytes(self, backend, target_type=None):
         """The options as NVRTC command-line arguments (``list[bytes]``).
@@ -339,15 +379,31 @@ class ProgramOptions:
         CUDAError
             For NVVM, naming every option set that libNVVM does not take.
         """
-        b = str(backend).lower()
+        b = str(getattr(backend, "value", backend)).lower()
         if b == "nvvm":
             args = self._nvvm_args()
             if target_type == "ltoir" and "-gen-lto" not in args:
                 args.append("-gen-lto")
             return [a.encode() for a in args]
         if b != "nvrtc":
-            raise ValueError(f"Unknown backend '{backend}'. Must be one of: 'nvrtc', 'nvvm'")
+            raise ValueError(f"Unknown backend '{b}'. Must be one of: 'nvrtc', 'nvvm'")
         return [a.encode() for a in self._nvrtc_args(target_type)]
+
+    def _prepare_nvrtc_options(self):
+        """NVRTC's options for these options (``list[bytes]``, as ``as_bytes("nvrtc")``)."""
+        return [a.encode() for a in self._nvrtc_args()]
+
+    def _prepare_nvvm_options(self, as_bytes=True):
+        """libNVVM's options for these options: ``list[bytes]``, or ``list[str]`` when
+        `as_bytes` is false; CUDAError naming the options libNVVM does not take."""
+        args = self._nvvm_args()
+        return [a.encode() for a in args] if as_bytes else args
+
+    def _prepare_extra_sources_bytes(self):
+        """``extra_sources`` as ``[(name, source), ...]`` of bytes (None when unset)."""
+        if self.extra_sources is None:
+            return None
+        return _extra_sources_bytes(self.extra_sources)
 
     def _nvvm_args(self):
         """libNVVM's options for these options (upstream's spellings: compute_XX,
@@ -367,11 +423,14 @@ class ProgramOptions:
             value = getattr(self, field_name)
             if value is not None:
                 args.append(f"{flag}={'1' if value else '0'}")
+        if self.numba_debug:
+            args.append("-numba-debug")
         unsupported = [f for f in _NVVM_UNSUPPORTED_SET if getattr(self, f) is not None]
         unsupported += [f for f in _NVVM_UNSUPPORTED_TRUE if getattr(self, f)]
         unsupported.sort(key=_NVVM_UNSUPPORTED_ORDER.index)
         if unsupported:
             raise _unsupported_nvvm_options(unsupported)
+        _assert_single_dashed_nvvm_options(args)
         return args
 
     def _nvrtc_args(self, target_type=None):
@@ -381,7 +440,7 @@ class ProgramOptions:
             if value is None or f.name in ("name", "arch"):
                 continue
             if f.name in _NVVM_ONLY:
-                raise ValueError(f"ProgramOptions.{f.name} is an NVVM option; NVRTC (the C++ backend) does not take it")
+                continue
             if f.name == "define_macro":
                 args += _define_macro_args(value)
                 continue
@@ -447,15 +506,20 @@ cdef class Program:
 
     def __init__(self, code, code_type, options=None):
         ct = str(getattr(code_type, "value", code_type)).lower()
-        supported_code_types = ("c++", "ptx", "nvvm")
-        if ct not in supported_code_types:
-            raise RuntimeError(f"Unsupported code_type={ct!r} (supported_code_types={supported_code_types!r})")
         if options is None:
             options = ProgramOptions()
         elif isinstance(options, dict):
             options = ProgramOptions(**options)
         elif not isinstance(options, ProgramOptions):
             raise TypeError(f"options must be a ProgramOptions, a dict or None, not {type(options).__name__}")
+        supported_code_types = ("c++", "ptx", "nvvm")
+        if ct not in supported_code_types:
+            if options.use_libdevice:
+                raise ValueError("use_libdevice is only supported by the NVVM backend")
+            raise RuntimeError(f"Unsupported code_type={ct!r} (supported_code_types={supported_code_types!r})")
+        if ct != "nvvm" and options.extra_sources is not None:
+            raise ValueError("extra_sources is not supported by the NVRTC backend (C++ code_type)" if ct == "c++"
+                             else "extra_sources is not supported by the PTX backend.")
         self._options = options
         self._code_type = ct
         self._lock = threading.Lock()
@@ -486,26 +550,9 @@ cdef class Program:
             code = code.encode("utf-8")
         elif not isinstance(code, (bytes, bytearray)):
             raise TypeError("NVVM IR code must be provided as str, bytes, or bytearray")
-        modules = [(options.name, bytes(code))]
-        extra = options.extra_sources
-        if extra is not None:
-            if isinstance(extra, (str, bytes, bytearray)) or not isinstance(extra, (list, tuple)):
-                raise TypeError("extra_sources must be a sequence of 2-tuples: ((name1, source1), (name2, source2), ...)")
-            for i, item in enumerate(extra):
-                if not isinstance(item, tuple) or len(item) != 2:
-                    raise TypeError(f"Each extra module must be a 2-tuple (name, source), got {type(item).__name__} "
-                                    f"at index {i}")
-                module_name, source = item
-                if not isinstance(module_name, str):
-                    raise TypeError(f"Module name at index {i} must be a string, got {type(module_name).__name__}")
-                if isinstance(source, str):
-                    source = source.encode("utf-8")
-                elif not isinstance(source, (bytes, bytearray)):
-                    raise TypeError(f"Module source at index {i} must be str (textual LLVM IR), bytes (textual LLVM "
-                                    f"IR or bitcode), or bytearray, got {type(source).__name__}")
-                if len(source) == 0:
-                    raise ValueError(f"Module source for '{module_name}' (index {i}) cannot be empty")
-                modules.append((module_name, bytes(source)))
+        modules = [(options.name.encode(), bytes(code))]
+        if options.extra_sources is not None:
+            modules += _extra_sources_bytes(options.extra_sources)
         self._code = bytes(code)
         with nogil:
             self._hv = create_nvvm_program_handle()
@@ -513,7 +560,7 @@ cdef class Program:
             raise_nvvm_error(take_last_nvvm_error(), "nvvmCreateProgram")
         for module_name, source in modules:
             module = source
-            name = module_name.encode()
+            name = module_name
             with nogil:
                 r = nvvm_add_module(self._hv, module, name, False)
             raise_nvvm_error(r, "nvvmAddModuleToProgram")

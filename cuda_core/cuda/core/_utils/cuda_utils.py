@@ -1,11 +1,14 @@
 """Errors and helpers shared by every cuda.core module (upstream-compatible names).
 
-``driver`` is ``cuda.bindings.driver`` when cuda-bindings is installed, so code
-that mixes upstream-style driver calls (``handle_return(driver.cuX(...))``) with
-this package's objects works in one process; cuda-bindings stays optional:
-without it this module imports, and using ``driver`` raises a clear
-:class:`ImportError`.
+``driver``, ``nvrtc`` and ``runtime`` are cuda-bindings' ``cuda.bindings.driver``,
+``cuda.bindings.nvrtc`` and ``cuda.bindings.runtime`` when cuda-bindings is
+installed (as upstream's module has them), so code that mixes upstream-style
+calls (``handle_return(driver.cuX(...))``, ``handle_return(nvrtc.nvrtcVersion())``)
+with this package's objects works in one process. ``nvrtc`` and ``runtime`` are
+imported on first use. cuda-bindings stays optional: without it this module
+imports, and using any of the three raises a clear :class:`ImportError`.
 """
+import importlib
 import sys
 from typing import NamedTuple
 
@@ -109,23 +112,29 @@ class ComputeCapability(NamedTuple):
 
 
 class _MissingBindings:
-    """Stands in for ``cuda.bindings.driver`` when cuda-bindings is not installed.
+    """Stands in for a cuda-bindings module (``driver`` by default) when cuda-bindings
+    is not installed.
 
-    A driver name (``cuFoo``, ``CUfoo``: everything cuda.bindings.driver exports)
-    raises ImportError saying what to install; any other attribute raises
-    AttributeError, so ``hasattr``/``getattr(obj, name, default)`` probes keep working."""
+    A name of that module's API (``cuFoo``/``CUfoo`` for the driver, ``nvrtcFoo``
+    for NVRTC, ``cudaFoo`` for the runtime) raises ImportError saying what to
+    install; any other attribute raises AttributeError, so ``hasattr``/``getattr(obj,
+    name, default)`` probes keep working."""
 
-    __slots__ = ()
+    __slots__ = ("_module", "_prefixes")
+
+    def __init__(self, module="driver", prefixes=("cu", "CU")):
+        object.__setattr__(self, "_module", module)
+        object.__setattr__(self, "_prefixes", tuple(prefixes))
 
     def __getattr__(self, name):
-        message = (f"cuda.core._utils.cuda_utils.driver.{name} needs cuda-bindings, which is not installed "
+        message = (f"cuda.core._utils.cuda_utils.{self._module}.{name} needs cuda-bindings, which is not installed "
                    "(pip install cuda-bindings); this package itself does not need it")
-        if name[:2] in ("cu", "CU"):
+        if name.startswith(self._prefixes):
             raise ImportError(message)
         raise AttributeError(message)
 
     def __repr__(self):
-        return "<cuda.bindings.driver: not installed>"
+        return f"<cuda.bindings.{self._module}: not installed>"
 
     def __bool__(self):
         return False
@@ -133,6 +142,26 @@ class _MissingBindings:
 
 if driver is None:
     driver = _MissingBindings()
+
+# The cuda-bindings modules imported on first use (module __getattr__), with the
+# prefixes of their API names for the stand-in used without cuda-bindings.
+_LAZY_BINDINGS = {"nvrtc": ("nvrtc",), "runtime": ("cuda",)}
+
+
+def __getattr__(name):
+    prefixes = _LAZY_BINDINGS.get(name)
+    if prefixes is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        module = importlib.import_module(f"cuda.bindings.{name}")
+    except ImportError:
+        module = _MissingBindings(name, prefixes)
+    globals()[name] = module
+    return module
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY_BINDINGS))
 
 
 def cast_to_3_tuple(label, cfg):
@@ -155,18 +184,43 @@ def cast_to_3_tuple(label, cfg):
     return cfg + (1,) * (3 - len(cfg))
 
 
+def _raise_runtime_error(error):
+    """CUDAError for a cuda-bindings ``cudaError_t`` (the runtime API), named as the
+    runtime names it (``cudaErrorInvalidValue: ...``), as upstream's handle_return does."""
+    name = getattr(error, "name", None) or f"cudaError_t({int(error)})"
+    text = ""
+    try:
+        from cuda.bindings import runtime as cudart
+
+        status, explanation = cudart.cudaGetErrorString(error)
+        if int(status) == 0 and explanation:
+            text = explanation.decode() if isinstance(explanation, bytes) else str(explanation)
+    except Exception:   # the runtime could not say: the name alone
+        pass
+    raise CUDAError(f"{name}: {text}" if text else name, int(error))
+
+
 def handle_return(result, handle=None):
-    """Unpack a ``(CUresult, *values)`` tuple as returned by cuda-bindings' driver
-    calls (any int-like result code works): raise :class:`CUDAError` on a
-    non-zero result, else return the values (one value unwrapped, several as a
-    tuple, none as ``None``)."""
+    """Unpack a ``(result, *values)`` tuple as returned by cuda-bindings' calls: raise
+    on a non-zero result, else return the values (one value unwrapped, several as
+    a tuple, none as ``None``).
+
+    The result may be a driver ``CUresult`` (any int-like code is taken as one),
+    a runtime ``cudaError_t`` (CUDAError named ``cudaError...``, as upstream's) or
+    an ``nvrtcResult`` (:class:`NVRTCError`)."""
     if not isinstance(result, tuple) or not result:
         raise TypeError(f"handle_return expects a (CUresult, ...) tuple, got {type(result).__name__}")
+    error = result[0]
     try:
-        code = int(result[0])
+        code = int(error)
     except (TypeError, ValueError):
-        raise TypeError(f"handle_return expects a CUresult first, got {type(result[0]).__name__}") from None
+        raise TypeError(f"handle_return expects a CUresult first, got {type(error).__name__}") from None
     if code != 0:
+        kind = type(error).__name__
+        if kind == "cudaError_t":
+            _raise_runtime_error(error)
+        if kind == "nvrtcResult":
+            raise NVRTCError(f"{error!r}: {getattr(error, 'name', code)}", code)
         from cuda.core._resource_handles import _raise_for_code   # the one CUresult -> CUDAError path
 
         _raise_for_code(code)
