@@ -194,3 +194,13 @@ def test_cuda_utils_nvrtc_and_runtime_without_cuda_bindings_say_what_to_install(
     out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
     assert out.stdout.count("clear:") == 2 and "needs cuda-bindings" in out.stdout, out.stderr
     assert "cuda_utils.runtime.cudaGetDevice" in out.stdout
+
+
+def test_nvrtc_file_options_take_a_path(tmp_path):
+    """fdevice_time_trace and the PCH files may be given as paths (upstream's test passes a Path)."""
+    trace = tmp_path / "trace"
+    opts = ProgramOptions(arch="sm_80", fdevice_time_trace=trace, create_pch=tmp_path / "a.pch", pch_dir=tmp_path)
+    assert opts.as_bytes("nvrtc") == [b"-arch=sm_80", f"--fdevice-time-trace={trace}".encode(),
+                                      f"--create-pch={tmp_path / 'a.pch'}".encode(), f"--pch-dir={tmp_path}".encode()]
+    with pytest.raises(TypeError, match="fdevice_time_trace must be a str, int or path"):
+        ProgramOptions(arch="sm_80", fdevice_time_trace=1.5).as_bytes("nvrtc")

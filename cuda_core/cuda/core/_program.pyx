@@ -456,8 +456,10 @@ class ProgramOptions:
             elif kind == "bool":
                 args.append(f"{flag}={'true' if value else 'false'}")
             elif kind == "value":
+                if isinstance(value, os.PathLike):   # file options (trace, PCH) take a path, as upstream's
+                    value = os.fspath(value)
                 if isinstance(value, bool) or not isinstance(value, (str, int)):
-                    raise TypeError(f"ProgramOptions.{f.name} must be a str or int, not {type(value).__name__}")
+                    raise TypeError(f"ProgramOptions.{f.name} must be a str, int or path, not {type(value).__name__}")
                 args.append(f"{flag}={value}")
             else:
                 args += [f"{flag}={os.fspath(v) if isinstance(v, os.PathLike) else v}"
