@@ -88,3 +88,37 @@ def test_multi_gpu_descriptor_into_the_wrong_devices_resource(device):
     buf.close()
     mr0.close()
     mr1.close()
+
+
+def test_another_devices_pool_memory_needs_peer_access(device):
+    """A copy on device 0's stream from device 1's pool memory is the driver's
+    CUDA_ERROR_INVALID_VALUE until the pool grants device 0 access (upstream's
+    memory_ipc/test_peer_access asserts the same of an imported pool)."""
+    from cuda.core import CUDAError, Device, DeviceMemoryResource, DeviceMemoryResourceOptions
+
+    if not Device(0).can_access_peer(1):
+        pytest.skip("device 0 and device 1 have no peer access")
+    dev0, dev1 = Device(0), Device(1)
+    dev1.set_current()
+    mr = DeviceMemoryResource(dev1, DeviceMemoryResourceOptions(max_size=1 << 22))
+    src = mr.allocate(256, stream=dev1.default_stream)
+    src.fill(7, stream=dev1.default_stream)
+    dev1.sync()
+    dev0.set_current()
+    dst = dev0.allocate(256, stream=dev0.default_stream)
+    try:
+        with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_VALUE"):
+            dst.copy_from(src, stream=dev0.default_stream)
+        mr.peer_accessible_by = [dev0]
+        dst.copy_from(src, stream=dev0.default_stream)
+        dev0.sync()
+        mr.peer_accessible_by = []
+        with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_VALUE"):
+            dst.copy_from(src, stream=dev0.default_stream)
+    finally:
+        dst.close()
+        dev1.set_current()
+        src.close()
+        dev1.sync()
+        mr.close()
+        device.set_current()

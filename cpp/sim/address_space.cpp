@@ -128,9 +128,15 @@ CUresult check_range(uintptr_t p, size_t n, Resolved* out) {
 }
 
 // Like the real driver: memory of a host (NUMA) pool is accessible from the
-// host CPU only until cuMemPoolSetAccess grants a device access.
+// host CPU only until cuMemPoolSetAccess grants a device access; memory of a
+// device pool (its own allocations, or imports of another process's) only from
+// its own device until the pool grants another one access (in the importing
+// process the grant is that process's own: upstream's memory_ipc/test_peer_access).
+// Managed pools and cuMemAlloc's hidden pool reach every device.
 CUresult check_device_access(const Resolved& r, int dev) {
-    if (r.kind != Resolved::Device || r.pool == nullptr || !r.pool->host) return CUDA_SUCCESS;
+    if (r.kind != Resolved::Device || r.pool == nullptr || r.pool->managed || r.pool->synchronous)
+        return CUDA_SUCCESS;
+    if (!r.pool->host && dev == r.pool->owner_dev) return CUDA_SUCCESS;
     if (dev < 0 || size_t(dev) >= r.pool->access.size()) return CUDA_ERROR_INVALID_VALUE;
     return r.pool->access[size_t(dev)] == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
