@@ -1,6 +1,7 @@
 """Errors and helpers shared by every cuda.core module (upstream-compatible names).
 
-``driver`` is ``cuda.bindings.driver`` when cuda-bindings is installed, so code
+``driver`` is ``cuda.bindings.driver`` when cuda-bindings is installed (``nvrtc``
+and ``runtime`` likewise, imported on first use), so code
 that mixes upstream-style driver calls (``handle_return(driver.cuX(...))``) with
 this package's objects works in one process; cuda-bindings stays optional:
 without it this module imports, and using ``driver`` raises a clear
@@ -133,6 +134,22 @@ class _MissingBindings:
 
 if driver is None:
     driver = _MissingBindings()
+
+
+def __getattr__(name):
+    """``nvrtc`` and ``runtime``: cuda-bindings' ``cuda.bindings.nvrtc`` / ``.runtime``,
+    as upstream re-exports them (imported on first use, never at ``import cuda.core``);
+    the same ImportError-raising stand-in as ``driver`` without cuda-bindings."""
+    if name in ("nvrtc", "runtime"):
+        import importlib
+
+        try:
+            module = importlib.import_module(f"cuda.bindings.{name}")
+        except ImportError:
+            module = _MissingBindings()
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def cast_to_3_tuple(label, cfg):

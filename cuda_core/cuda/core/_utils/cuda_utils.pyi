@@ -6,6 +6,8 @@ from typing import Any, Dict, Iterable, NamedTuple, Optional, Tuple
 __all__ = ["CUDAError", "CUDAWarning", "ComputeCapability", "IPCImportError", "NVJitLinkError", "NVRTCError", "driver", "handle_return"]
 
 driver: ModuleType
+nvrtc: ModuleType
+runtime: ModuleType
 
 
 class CUDAError(Exception):
