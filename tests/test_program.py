@@ -294,3 +294,18 @@ def test_nvvm_program_refusals_are_upstreams():
         ProgramOptions(arch="sm_80", lineinfo=True, std="c++17").as_bytes("nvvm")
     with pytest.raises(ValueError, match=r"^Unknown backend 'invalid'\. Must be one of: 'nvrtc', 'nvvm'$"):
         opts.as_bytes("invalid")
+
+
+@pytest.mark.no_driver_ok
+def test_path_valued_options_take_paths(tmp_path):
+    """File and directory options (fdevice_time_trace, time, pch_dir, ...) take an
+    os.PathLike as upstream's do (it formats them into the flag)."""
+    from cuda.core import ProgramOptions
+
+    trace = tmp_path / "trace.json"
+    args = ProgramOptions(arch="sm_90", fdevice_time_trace=trace, time=tmp_path / "t.csv",
+                          pch_dir=tmp_path).as_bytes("nvrtc")
+    assert f"--fdevice-time-trace={trace}".encode() in args
+    assert f"--time={tmp_path / 't.csv'}".encode() in args and f"--pch-dir={tmp_path}".encode() in args
+    with pytest.raises(TypeError, match="fdevice_time_trace must be a str, int or path"):
+        ProgramOptions(arch="sm_90", fdevice_time_trace=1.5).as_bytes("nvrtc")

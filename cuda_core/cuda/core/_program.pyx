@@ -456,10 +456,12 @@ class ProgramOptions:
             elif kind == "bool":
                 args.append(f"{flag}={'true' if value else 'false'}")
             elif kind == "value":
-                if isinstance(value, os.PathLike):   # file options (trace, PCH) take a path, as upstream's
+                if isinstance(value, os.PathLike):   # a file or directory option given as a path (as upstream takes)
                     value = os.fspath(value)
-                if isinstance(value, bool) or not isinstance(value, (str, int)):
+                if isinstance(value, bool) or not isinstance(value, (str, bytes, int)):
                     raise TypeError(f"ProgramOptions.{f.name} must be a str, int or path, not {type(value).__name__}")
+                if isinstance(value, bytes):
+                    value = os.fsdecode(value)
                 args.append(f"{flag}={value}")
             else:
                 args += [f"{flag}={os.fspath(v) if isinstance(v, os.PathLike) else v}"
