@@ -334,6 +334,13 @@ uint64_t clone_graph(uint64_t src_id, uint64_t owner_node) {
     return id;
 }
 
+// The nodes of graph `id` (none when it is gone; G().mu held).
+const std::vector<Node>& graph_nodes(uint64_t id) {
+    static const std::vector<Node> none;
+    auto it = G().graphs.find(id);
+    return it == G().graphs.end() ? none : it->second.nodes;
+}
+
 // Whether node lists `a` and `b` have the same topology: node count, types and edges,
 // nodes paired in creation order, embedded graphs alike (G().mu held). Else
 // *differs_at is the first index that differs and *type_changed says why.
@@ -356,7 +363,7 @@ bool same_topology(const std::vector<Node>& a, const std::vector<Node>& b, size_
         if (a[i].params.kind == NodeParams::Child && b[i].params.kind == NodeParams::Child) {
             size_t at;
             bool tc;
-            if (!same_topology(G().graphs[a[i].params.child].nodes, G().graphs[b[i].params.child].nodes, &at, &tc))
+            if (!same_topology(graph_nodes(a[i].params.child), graph_nodes(b[i].params.child), &at, &tc))
                 return false;
         }
     }
@@ -813,6 +820,572 @@ SIM_EXPORT CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph hGraph, const char* pat
     return ok ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
 }
 
+// --- explicit nodes with parameters: kernel, memset, memcpy, host, event record/wait ---------
+namespace cuda_sim {
+namespace {
+
+// Checks kernel node parameters and copies them, with the argument values, into `out`
+// (takes K().mu: call with no graph lock held).
+CUresult read_kernel_params(const CUDA_KERNEL_NODE_PARAMS* p, NodeParams* out) {
+    if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (p->extra != nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+    const unsigned g[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
+    const unsigned b[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
+    for (int i = 0; i < 3; ++i)
+        if (g[i] == 0 || b[i] == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (g[1] > 65535 || g[2] > 65535 || b[0] > 1024 || b[1] > 1024 || b[2] > 64 ||
+        uint64_t(b[0]) * b[1] * b[2] > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    const void* f = p->kern ? static_cast<const void*>(p->kern) : static_cast<const void*>(p->func);
+    std::vector<size_t> sizes;
+    bool known = false;
+    CUresult rc = kernel_argument_sizes(f, &sizes, &known);
+    if (rc != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
+    out->kind = NodeParams::Kernel;
+    out->kernel = *p;
+    out->kernel.kernelParams = nullptr;
+    out->args.assign(sizes.size(), {});
+    if (!sizes.empty() && p->kernelParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        if (p->kernelParams[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
+        const unsigned char* a = static_cast<const unsigned char*>(p->kernelParams[i]);
+        out->args[i].assign(a, a + sizes[i]);
+    }
+    return CUDA_SUCCESS;
+}
+
+// Checks memset node parameters (S().mu shared held: the destination must be mapped).
+CUresult check_memset_params(const CUDA_MEMSET_NODE_PARAMS* p) {
+    if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    unsigned e = p->elementSize;
+    if ((e != 1 && e != 2 && e != 4) || p->width == 0 || p->height == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (p->dst % e != 0 || p->width > SIZE_MAX / e) return CUDA_ERROR_INVALID_VALUE;
+    size_t row = p->width * e;
+    if (p->height > 1 && (p->pitch < row || p->pitch % e != 0)) return CUDA_ERROR_INVALID_VALUE;
+    if (p->height > 1 && (p->height - 1) > (SIZE_MAX - row) / p->pitch) return CUDA_ERROR_INVALID_VALUE;
+    size_t extent = (p->height - 1) * (p->height > 1 ? p->pitch : 0) + row;
+    Resolved r;
+    return check_range(uintptr_t(p->dst), extent, &r);
+}
+
+// Checks one-dimensional memcpy node parameters (S().mu shared held). Arrays and
+// two- or three-dimensional copies are not modelled (CUDA_ERROR_NOT_SUPPORTED).
+CUresult check_memcpy_params(const CUDA_MEMCPY3D* p) {
+    if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    auto linear = [](CUmemorytype t) {
+        return t == CU_MEMORYTYPE_HOST || t == CU_MEMORYTYPE_DEVICE || t == CU_MEMORYTYPE_UNIFIED;
+    };
+    if (!linear(p->srcMemoryType) || !linear(p->dstMemoryType)) return CUDA_ERROR_NOT_SUPPORTED;
+    if (p->Height > 1 || p->Depth > 1 || p->srcY || p->srcZ || p->dstY || p->dstZ) return CUDA_ERROR_NOT_SUPPORTED;
+    if (p->WidthInBytes == 0) return CUDA_ERROR_INVALID_VALUE;
+    Resolved r;
+    CUdeviceptr dst = copy_operand(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes);
+    CUdeviceptr src = copy_operand(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes);
+    CUresult rc = check_range(uintptr_t(dst), p->WidthInBytes, &r);
+    return rc != CUDA_SUCCESS ? rc : check_range(uintptr_t(src), p->WidthInBytes, &r);
+}
+
+// Whether executable node parameters `was` may become `now` (cuGraphExec*SetParams,
+// cuGraphExecUpdate): a 2D memset keeps its shape, a 1D memset its height, a memcpy
+// its memory types.
+bool update_allowed(const NodeParams& was, const NodeParams& now) {
+    if (was.kind == NodeParams::Memset && now.kind == NodeParams::Memset) {
+        const CUDA_MEMSET_NODE_PARAMS &a = was.memset, &b = now.memset;
+        if (a.height > 1)
+            return a.width == b.width && a.height == b.height && a.pitch == b.pitch && a.elementSize == b.elementSize;
+        return b.height == 1;
+    }
+    if (was.kind == NodeParams::Memcpy && now.kind == NodeParams::Memcpy)
+        return was.memcpy.srcMemoryType == now.memcpy.srcMemoryType &&
+               was.memcpy.dstMemoryType == now.memcpy.dstMemoryType;
+    return true;
+}
+
+// Adds an explicit node of stored parameters `params` to graph `hGraph` (G().mu held).
+CUresult add_explicit_node(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                           size_t numDependencies, const char* label, int type, NodeParams params) {
+    Graph* graph = find_graph(hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
+    CUresult rc = check_dependencies(graph_id, dependencies, numDependencies);
+    if (rc != CUDA_SUCCESS) return rc;
+    *phGraphNode = add_node(graph_id, *graph, nullptr, label, type,
+                            std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+// The explicit node `h` of parameter kind `kind` (G().mu held); nullptr when it is
+// not one (unknown, another kind, or a captured operation).
+Node* find_param_node(CUgraphNode h, NodeParams::Kind kind) {
+    Node* n = find_node(h);
+    return n != nullptr && n->params.kind == kind ? n : nullptr;
+}
+
+// Why node `h` has no stored parameters of the kind asked for (G().mu held): a node of
+// another type, or unknown, is CUDA_ERROR_INVALID_VALUE; a captured operation of the
+// right type keeps only its closure here (CUDA_ERROR_NOT_SUPPORTED).
+CUresult missing_params_error(CUgraphNode h, int type) {
+    Node* n = find_node(h);
+    return n != nullptr && n->type == type ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+}
+
+// The node of executable graph `e` instantiated from `h`, of parameter kind `kind`
+// (G().mu held); -1 when none.
+long find_exec_node(Exec* e, CUgraphNode h, NodeParams::Kind kind) {
+    if (e == nullptr) return -1;
+    long i = exec_node_index(*e, h);
+    return i >= 0 && e->nodes[size_t(i)].params.kind == kind ? i : -1;
+}
+
+// Replaces the parameters of node `i` of `e` and what a launch runs for it (G().mu held).
+void set_exec_node(Exec& e, size_t i, NodeParams params) {
+    e.nodes[i].params = std::move(params);
+    e.ops[i] = make_node_op(e.nodes[i]);
+}
+
+// Gives the child nodes of `nodes` copies of their embedded graphs (an executable
+// graph's own, G().mu held), so that the graph it came from may go.
+void own_child_graphs(std::vector<Node>& nodes) {
+    for (Node& n : nodes)
+        if (n.params.kind == NodeParams::Child) n.params.child = clone_graph(n.params.child, n.id);
+}
+
+// Erases the embedded graphs an executable graph's child nodes own (G().mu held, S().mu exclusive).
+void erase_child_graphs(std::vector<Node>& nodes) {
+    for (Node& n : nodes)
+        if (n.params.kind == NodeParams::Child) erase_graph(n.params.child);
+}
+
+}  // namespace
+}  // namespace cuda_sim
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                const CUgraphNode* dependencies, size_t numDependencies,
+                                                const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphAddKernelNode);
+    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params;
+    CUresult rc = read_kernel_params(nodeParams, &params);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, "KERNEL", CU_GRAPH_NODE_TYPE_KERNEL,
+                             std::move(params));
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphKernelNodeGetParams);
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Kernel);
+    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_KERNEL);
+    n->arg_ptrs.clear();
+    for (auto& a : n->params.args) n->arg_ptrs.push_back(a.data());
+    *nodeParams = n->params.kernel;
+    nodeParams->kernelParams = n->arg_ptrs.empty() ? nullptr : n->arg_ptrs.data();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphKernelNodeSetParams);
+    NodeParams params;
+    CUresult rc = read_kernel_params(nodeParams, &params);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Kernel);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    n->params = std::move(params);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                const CUgraphNode* dependencies, size_t numDependencies,
+                                                const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
+    SIM_ENTER(cuGraphAddMemsetNode);
+    (void)ctx;
+    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    CUresult rc = check_memset_params(memsetParams);
+    if (rc != CUDA_SUCCESS) return rc;
+    NodeParams params;
+    params.kind = NodeParams::Memset;
+    params.memset = *memsetParams;
+    std::lock_guard<std::mutex> g(G().mu);
+    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, "MEMSET", CU_GRAPH_NODE_TYPE_MEMSET,
+                             std::move(params));
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphMemsetNodeGetParams);
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Memset);
+    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_MEMSET);
+    *nodeParams = n->params.memset;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphMemsetNodeSetParams);
+    Shared lk(S().mu);
+    CUresult rc = check_memset_params(nodeParams);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Memset);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    n->params.memset = *nodeParams;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                const CUgraphNode* dependencies, size_t numDependencies,
+                                                const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
+    SIM_ENTER(cuGraphAddMemcpyNode);
+    (void)ctx;
+    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    CUresult rc = check_memcpy_params(copyParams);
+    if (rc != CUDA_SUCCESS) return rc;
+    NodeParams params;
+    params.kind = NodeParams::Memcpy;
+    params.memcpy = *copyParams;
+    std::lock_guard<std::mutex> g(G().mu);
+    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, "MEMCPY", CU_GRAPH_NODE_TYPE_MEMCPY,
+                             std::move(params));
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* nodeParams) {
+    SIM_ENTER(cuGraphMemcpyNodeGetParams);
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Memcpy);
+    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_MEMCPY);
+    *nodeParams = n->params.memcpy;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams) {
+    SIM_ENTER(cuGraphMemcpyNodeSetParams);
+    Shared lk(S().mu);
+    CUresult rc = check_memcpy_params(nodeParams);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Memcpy);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    n->params.memcpy = *nodeParams;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                              const CUgraphNode* dependencies, size_t numDependencies,
+                                              const CUDA_HOST_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphAddHostNode);
+    if (!phGraphNode || !nodeParams || !nodeParams->fn) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params;
+    params.kind = NodeParams::Host;
+    params.host = *nodeParams;
+    std::lock_guard<std::mutex> g(G().mu);
+    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, "HOST", CU_GRAPH_NODE_TYPE_HOST,
+                             std::move(params));
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphHostNodeGetParams);
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Host);
+    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_HOST);
+    *nodeParams = n->params.host;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphHostNodeSetParams);
+    if (!nodeParams || !nodeParams->fn) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Host);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    n->params.host = *nodeParams;
+    return CUDA_SUCCESS;
+}
+
+namespace {
+
+// Adds an event record or wait node (cuGraphAddEventRecordNode / cuGraphAddEventWaitNode).
+CUresult add_event_node(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                        size_t numDependencies, CUevent event, bool record) {
+    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    if (find_event(event) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    NodeParams params;
+    params.kind = record ? NodeParams::EventRecord : NodeParams::EventWait;
+    params.event = event;
+    std::lock_guard<std::mutex> g(G().mu);
+    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, record ? "EVENT_RECORD" : "WAIT_EVENT",
+                             record ? CU_GRAPH_NODE_TYPE_EVENT_RECORD : CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+                             std::move(params));
+}
+
+// Reads the event of an event node (cuGraphEvent{Record,Wait}NodeGetEvent).
+CUresult get_node_event(CUgraphNode hNode, CUevent* event_out, NodeParams::Kind kind) {
+    if (!event_out) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, kind);
+    if (n == nullptr)
+        return missing_params_error(
+            hNode, kind == NodeParams::EventRecord ? CU_GRAPH_NODE_TYPE_EVENT_RECORD : CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+    *event_out = n->params.event;
+    return CUDA_SUCCESS;
+}
+
+// Replaces the event of an event node (cuGraphEvent{Record,Wait}NodeSetEvent).
+CUresult set_node_event(CUgraphNode hNode, CUevent event, NodeParams::Kind kind) {
+    Shared lk(S().mu);
+    if (find_event(event) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, kind);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    n->params.event = event;
+    return CUDA_SUCCESS;
+}
+
+// Replaces the event of an executable event node (cuGraphExecEvent{Record,Wait}NodeSetEvent).
+CUresult set_exec_node_event(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event, NodeParams::Kind kind) {
+    Shared lk(S().mu);
+    if (find_event(event) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_exec_node(e, hNode, kind);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params = e->nodes[size_t(i)].params;
+    params.event = event;
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddEventRecordNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                     const CUgraphNode* dependencies, size_t numDependencies,
+                                                     CUevent event) {
+    SIM_ENTER(cuGraphAddEventRecordNode);
+    return add_event_node(phGraphNode, hGraph, dependencies, numDependencies, event, true);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddEventWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                   const CUgraphNode* dependencies, size_t numDependencies,
+                                                   CUevent event) {
+    SIM_ENTER(cuGraphAddEventWaitNode);
+    return add_event_node(phGraphNode, hGraph, dependencies, numDependencies, event, false);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event_out) {
+    SIM_ENTER(cuGraphEventRecordNodeGetEvent);
+    return get_node_event(hNode, event_out, NodeParams::EventRecord);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) {
+    SIM_ENTER(cuGraphEventRecordNodeSetEvent);
+    return set_node_event(hNode, event, NodeParams::EventRecord);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent* event_out) {
+    SIM_ENTER(cuGraphEventWaitNodeGetEvent);
+    return get_node_event(hNode, event_out, NodeParams::EventWait);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
+    SIM_ENTER(cuGraphEventWaitNodeSetEvent);
+    return set_node_event(hNode, event, NodeParams::EventWait);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) {
+    SIM_ENTER(cuGraphChildGraphNodeGetGraph);
+    if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Child);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *phGraph = graph_handle(n->params.child);
+    return CUDA_SUCCESS;
+}
+
+// --- executable-graph node parameters, enabling, update ----------------------------------------
+SIM_EXPORT CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                          const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphExecKernelNodeSetParams);
+    NodeParams params;
+    CUresult rc = read_kernel_params(nodeParams, &params);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_exec_node(e, hNode, NodeParams::Kernel);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                          const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
+    SIM_ENTER(cuGraphExecMemsetNodeSetParams);
+    (void)ctx;
+    Shared lk(S().mu);
+    CUresult rc = check_memset_params(memsetParams);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_exec_node(e, hNode, NodeParams::Memset);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params = e->nodes[size_t(i)].params;
+    params.memset = *memsetParams;
+    if (!update_allowed(e->nodes[size_t(i)].params, params)) return CUDA_ERROR_INVALID_VALUE;
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                          const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
+    SIM_ENTER(cuGraphExecMemcpyNodeSetParams);
+    (void)ctx;
+    Shared lk(S().mu);
+    CUresult rc = check_memcpy_params(copyParams);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_exec_node(e, hNode, NodeParams::Memcpy);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params = e->nodes[size_t(i)].params;
+    params.memcpy = *copyParams;
+    if (!update_allowed(e->nodes[size_t(i)].params, params)) return CUDA_ERROR_INVALID_VALUE;
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                        const CUDA_HOST_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphExecHostNodeSetParams);
+    if (!nodeParams || !nodeParams->fn) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_exec_node(e, hNode, NodeParams::Host);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params = e->nodes[size_t(i)].params;
+    params.host = *nodeParams;
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                              CUgraph childGraph) {
+    SIM_ENTER(cuGraphExecChildGraphNodeSetParams);
+    Excl lk(S().mu);  // the replaced copy is erased
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    Graph* child = find_graph(childGraph);
+    long i = find_exec_node(e, hNode, NodeParams::Child);
+    if (i < 0 || child == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params = e->nodes[size_t(i)].params;
+    size_t at;
+    bool type_changed;
+    if (!same_topology(graph_nodes(params.child), child->nodes, &at, &type_changed))
+        return CUDA_ERROR_INVALID_VALUE;  // the child's topology must match the instantiated one
+    erase_graph(params.child);
+    params.child = clone_graph(handle_id(childGraph, TAG_GRAPH), e->nodes[size_t(i)].id);
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                              CUevent event) {
+    SIM_ENTER(cuGraphExecEventRecordNodeSetEvent);
+    return set_exec_node_event(hGraphExec, hNode, event, NodeParams::EventRecord);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                            CUevent event) {
+    SIM_ENTER(cuGraphExecEventWaitNodeSetEvent);
+    return set_exec_node_event(hGraphExec, hNode, event, NodeParams::EventWait);
+}
+
+namespace {
+
+// The node of `e` that graph node `h` was instantiated from, when its type can be
+// enabled and disabled (kernel, memset, memcpy); -1 otherwise (G().mu held).
+long find_switchable_exec_node(Exec* e, CUgraphNode h) {
+    if (e == nullptr) return -1;
+    long i = exec_node_index(*e, h);
+    if (i < 0) return -1;
+    int t = e->nodes[size_t(i)].type;
+    return t == CU_GRAPH_NODE_TYPE_KERNEL || t == CU_GRAPH_NODE_TYPE_MEMSET || t == CU_GRAPH_NODE_TYPE_MEMCPY ? i : -1;
+}
+
+}  // namespace
+
+SIM_EXPORT CUresult CUDAAPI cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) {
+    SIM_ENTER(cuGraphNodeSetEnabled);
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_switchable_exec_node(e, hNode);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    e->enabled[size_t(i)] = isEnabled != 0;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled) {
+    SIM_ENTER(cuGraphNodeGetEnabled);
+    if (!isEnabled) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_switchable_exec_node(e, hNode);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    *isEnabled = e->enabled[size_t(i)] ? 1 : 0;
+    return CUDA_SUCCESS;
+}
+
+// Nodes are paired in creation order; the topology (count, types, edges, embedded
+// graphs) must match, and each pair's parameters follow the exec setters' rules.
+// On success the executable graph keeps its node handles and takes the new
+// parameters (and copies of the new embedded graphs).
+SIM_EXPORT CUresult CUDAAPI cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
+                                             CUgraphExecUpdateResultInfo* resultInfo) {
+    SIM_ENTER(cuGraphExecUpdate);
+    if (!resultInfo) return CUDA_ERROR_INVALID_VALUE;
+    std::memset(resultInfo, 0, sizeof *resultInfo);
+    Excl lk(S().mu);  // replaced embedded-graph copies are erased
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    Graph* graph = find_graph(hGraph);
+    if (e == nullptr || graph == nullptr || graph->capturing) {
+        resultInfo->result = CU_GRAPH_EXEC_UPDATE_ERROR;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    auto refuse = [&](CUgraphExecUpdateResult why, long at) {
+        resultInfo->result = why;
+        resultInfo->errorNode = at >= 0 ? node_handle(graph->nodes[size_t(at)].id) : nullptr;
+        return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    };
+    if (e->nodes.size() != graph->nodes.size()) return refuse(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, -1);
+    size_t at;
+    bool type_changed;
+    if (!same_topology(e->nodes, graph->nodes, &at, &type_changed))
+        return refuse(type_changed ? CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
+                                   : CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED,
+                      long(at));
+    for (size_t i = 0; i < e->nodes.size(); ++i)
+        if (!update_allowed(e->nodes[i].params, graph->nodes[i].params))
+            return refuse(CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, long(i));
+    for (size_t i = 0; i < e->nodes.size(); ++i) {
+        Node& n = e->nodes[i];
+        const Node& src = graph->nodes[i];
+        if (n.params.kind == NodeParams::Child) erase_graph(n.params.child);
+        n.op = src.op;
+        n.label = src.label;
+        n.params = src.params;
+        if (n.params.kind == NodeParams::Child) n.params.child = clone_graph(src.params.child, n.id);
+        e->ops[i] = make_node_op(n);
+    }
+    resultInfo->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    return CUDA_SUCCESS;
+}
+
 // --- executable graphs ---------------------------------------------------------------
 SIM_EXPORT CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph,
                                                         CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
@@ -837,6 +1410,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* phGraphExe
     Exec e;
     e.dev = graph->dev;
     e.nodes = graph->nodes;
+    own_child_graphs(e.nodes);
     build_exec_ops(e);
     e.memory = graph->memory;
     G().execs.emplace(id, std::move(e));
@@ -853,6 +1427,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec) {
     Exec* e = find_exec(hGraphExec);
     if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
     release_memory(e->memory);
+    erase_child_graphs(e->nodes);
     G().execs.erase(handle_id(hGraphExec, TAG_EXEC));
     return CUDA_SUCCESS;
 }
