@@ -36,7 +36,7 @@ struct GraphMemory {
 // operation (kind Captured) has only its closure. Launches and executable
 // graphs build their operations from these (make_node_op).
 struct NodeParams {
-    enum Kind { Captured, Empty, Kernel, Memset, Memcpy, Host, EventRecord, EventWait, Child };
+    enum Kind { Captured, Empty, Kernel, Memset, Memcpy, Host, EventRecord, EventWait, Child, MemAlloc, MemFree };
     Kind kind = Captured;
     CUDA_KERNEL_NODE_PARAMS kernel{};               // kernelParams/extra not kept (see args)
     std::vector<std::vector<unsigned char>> args;   // copied argument values (the stand-in's sizes)
@@ -45,6 +45,8 @@ struct NodeParams {
     CUDA_HOST_NODE_PARAMS host{};
     CUevent event = nullptr;
     uint64_t child = 0;  // the embedded graph (a graph of G().graphs the node owns)
+    CUDA_MEM_ALLOC_NODE_PARAMS alloc{};    // MemAlloc (accessDescs: into `access`); MemFree: alloc.dptr
+    std::vector<CUmemAccessDesc> access;
 };
 
 struct Node {
@@ -303,6 +305,8 @@ GraphOp make_node_op(const Node& n) {
         case NodeParams::Child:
             return make_graph_op(p.child);
         case NodeParams::Empty:
+        case NodeParams::MemAlloc:  // graph memory is mapped when the node is added (same address every launch)
+        case NodeParams::MemFree:
             break;
     }
     return [](CUstream) { return CUDA_SUCCESS; };
@@ -1383,6 +1387,96 @@ SIM_EXPORT CUresult CUDAAPI cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hG
         e->ops[i] = make_node_op(n);
     }
     resultInfo->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    return CUDA_SUCCESS;
+}
+
+// --- explicit memory nodes: allocation (from the device's graph pool, when added) and free ---------
+SIM_EXPORT CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                  const CUgraphNode* dependencies, size_t numDependencies,
+                                                  CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphAddMemAllocNode);
+    if (!phGraphNode || !nodeParams || nodeParams->bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    const CUmemPoolProps& props = nodeParams->poolProps;
+    int type = raw(props.allocType);
+    if (type != CU_MEM_ALLOCATION_TYPE_PINNED && type != CU_MEM_ALLOCATION_TYPE_MANAGED)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (raw(props.location.type) != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_NOT_SUPPORTED;  // host: not modelled
+    int dev = props.location.id;
+    if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    if (nodeParams->accessDescCount != 0 && nodeParams->accessDescs == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < nodeParams->accessDescCount; ++i)
+        if (raw(nodeParams->accessDescs[i].location.type) != CU_MEM_LOCATION_TYPE_DEVICE ||
+            !valid_dev(nodeParams->accessDescs[i].location.id))
+            return CUDA_ERROR_INVALID_VALUE;
+    Excl lk(S().mu);
+    std::lock_guard<std::mutex> g(G().mu);
+    Graph* graph = find_graph(hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
+    CUresult rc = check_dependencies(graph_id, dependencies, numDependencies);
+    if (rc != CUDA_SUCCESS) return rc;
+    Pool* p = G().graph_pool[dev] ? pool_by_id(G().graph_pool[dev]) : nullptr;
+    if (p == nullptr) {
+        p = create_pool(false, false, CU_MEM_LOCATION_TYPE_DEVICE, dev, g_knobs.default_pool_bytes, &rc);
+        if (p == nullptr) return rc;
+        G().graph_pool[dev] = p->id;
+    }
+    CUdeviceptr dptr = 0;
+    if ((rc = pool_alloc_locked(p, nodeParams->bytesize, dev, &dptr)) != CUDA_SUCCESS) return rc;
+    graph->memory->ptrs.push_back(dptr);
+    nodeParams->dptr = dptr;
+    NodeParams params;
+    params.kind = NodeParams::MemAlloc;
+    params.alloc = *nodeParams;
+    params.access.assign(nodeParams->accessDescs, nodeParams->accessDescs + nodeParams->accessDescCount);
+    *phGraphNode = add_node(graph_id, *graph, nullptr, "MEM_ALLOC", CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+                            std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
+    SIM_ENTER(cuGraphMemAllocNodeGetParams);
+    if (!params_out) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::MemAlloc);
+    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
+    *params_out = n->params.alloc;
+    params_out->accessDescs = n->params.access.empty() ? nullptr : n->params.access.data();
+    params_out->accessDescCount = n->params.access.size();
+    return CUDA_SUCCESS;
+}
+
+// A free node frees an allocation of an allocation node of the same graph, once.
+SIM_EXPORT CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                 const CUgraphNode* dependencies, size_t numDependencies,
+                                                 CUdeviceptr dptr) {
+    SIM_ENTER(cuGraphAddMemFreeNode);
+    if (!phGraphNode || dptr == 0) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Graph* graph = find_graph(hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
+    CUresult rc = check_dependencies(graph_id, dependencies, numDependencies);
+    if (rc != CUDA_SUCCESS) return rc;
+    auto& ptrs = graph->memory->ptrs;
+    if (std::find(ptrs.begin(), ptrs.end(), dptr) == ptrs.end() || graph->memory->freed_in_graph.count(dptr))
+        return CUDA_ERROR_INVALID_VALUE;
+    graph->memory->freed_in_graph.insert(dptr);
+    NodeParams params;
+    params.kind = NodeParams::MemFree;
+    params.alloc.dptr = dptr;
+    *phGraphNode = add_node(graph_id, *graph, nullptr, "MEM_FREE", CU_GRAPH_NODE_TYPE_MEM_FREE,
+                            std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) {
+    SIM_ENTER(cuGraphMemFreeNodeGetParams);
+    if (!dptr_out) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::MemFree);
+    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_MEM_FREE);
+    *dptr_out = n->params.alloc.dptr;
     return CUDA_SUCCESS;
 }
 

@@ -72,6 +72,10 @@
 #define CUDA_SIM_GRAPH_NODE_FUNCTIONS(X)      \
     X(cuGraphAddEventRecordNode)              \
     X(cuGraphAddEventWaitNode)                \
+    X(cuGraphAddMemAllocNode)                 \
+    X(cuGraphMemAllocNodeGetParams)           \
+    X(cuGraphAddMemFreeNode)                  \
+    X(cuGraphMemFreeNodeGetParams)            \
     X(cuGraphAddKernelNode)                   \
     X(cuGraphKernelNodeGetParams)             \
     X(cuGraphKernelNodeSetParams)             \

@@ -616,7 +616,8 @@ cdef class Graph:
         :class:`TypeError` for another type, and
         :class:`~cuda.core._utils.cuda_utils.CUDAError` ("Graph update failed:
         ... (CU_GRAPH_EXEC_UPDATE_ERROR_...)") when the driver refuses the
-        update; a refused update keeps what the graph kept before.
+        update; a refused update keeps what the graph kept before, an
+        accepted one keeps what `source` uses instead.
         """
         cdef GraphHandle g
         cdef CUgraphExecUpdateResultInfo info
@@ -641,7 +642,7 @@ cdef class Graph:
             raise_driver_error(r, f"Graph update failed: {_UPDATE_RESULT_TEXTS.get(<int>info.result, 'unknown reason')} "
                                   f"({name})")
         check(r)
-        self._retained = list(self._retained or []) + list(_retained_for(source))
+        self._retained = list(_retained_for(source))     # the nodes now use the source's objects only
 
     def _exec_address(self):
         """The CUgraphExec as an int (RuntimeError once closed)."""
