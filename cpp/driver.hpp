@@ -210,7 +210,14 @@ namespace cuda_core {
     X(cuGraphAddMemFreeNode)                     \
     X(cuGraphMemFreeNodeGetParams)               \
     X(cuGraphAddMemAllocNode)                    \
-    X(cuGraphMemAllocNodeGetParams)
+    X(cuGraphMemAllocNodeGetParams)              \
+    X(cuGraphDestroyNode)                        \
+    X(cuGraphAddDependencies)                    \
+    X(cuGraphRemoveDependencies)                 \
+    X(cuGraphNodeGetDependencies)                \
+    X(cuGraphNodeGetDependentNodes)              \
+    X(cuGraphConditionalHandleCreate)            \
+    X(cuGraphAddNode)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

@@ -682,6 +682,27 @@ cdef extern from "cuda.h" nogil:
         CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
         CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
 
+# conditional nodes (cuGraphConditionalHandleCreate, cuGraphAddNode)
+cdef extern from "cuda.h" nogil:
+    ctypedef unsigned long long CUgraphConditionalHandle
+    ctypedef enum CUgraphConditionalNodeType:
+        pass
+    enum:
+        CU_GRAPH_NODE_TYPE_CONDITIONAL
+        CU_GRAPH_COND_TYPE_IF
+        CU_GRAPH_COND_TYPE_WHILE
+        CU_GRAPH_COND_TYPE_SWITCH
+        CU_GRAPH_COND_ASSIGN_DEFAULT
+    ctypedef struct CUDA_CONDITIONAL_NODE_PARAMS:
+        CUgraphConditionalHandle handle
+        CUgraphConditionalNodeType type
+        unsigned int size
+        CUgraph* phGraph_out
+        CUcontext ctx
+    ctypedef struct CUgraphNodeParams:
+        CUgraphNodeType type
+        CUDA_CONDITIONAL_NODE_PARAMS conditional
+
 cdef extern from "cuda.h" nogil:
     ctypedef struct CUDA_MEM_ALLOC_NODE_PARAMS:
         CUmemPoolProps poolProps
@@ -719,6 +740,18 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuGraphAddMemAllocNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
                                             CUDA_MEM_ALLOC_NODE_PARAMS*)
         CUresult (*cuGraphMemAllocNodeGetParams_)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS*)
+        # graph structure: node removal, edges, conditional nodes (optional slots)
+        CUresult (*cuGraphDestroyNode_)(CUgraphNode)
+        CUresult (*cuGraphAddDependencies_)(CUgraph, const CUgraphNode*, const CUgraphNode*, const CUgraphEdgeData*,
+                                           size_t)
+        CUresult (*cuGraphRemoveDependencies_)(CUgraph, const CUgraphNode*, const CUgraphNode*,
+                                              const CUgraphEdgeData*, size_t)
+        CUresult (*cuGraphNodeGetDependencies_)(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*)
+        CUresult (*cuGraphNodeGetDependentNodes_)(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*)
+        CUresult (*cuGraphConditionalHandleCreate_)(CUgraphConditionalHandle*, CUgraph, CUcontext, unsigned int,
+                                                   unsigned int)
+        CUresult (*cuGraphAddNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t,
+                                   CUgraphNodeParams*)
 
 cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass GraphBox:

@@ -270,79 +270,107 @@ cdef class HostCallbackNode(GraphNode):
 
 
 cdef class ConditionalNode(GraphNode):
-    """The base class of conditional nodes.
+    """Base class for conditional nodes.
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
+    When created via builder methods (if_then, if_else, while_loop, switch),
+    a specific subclass (IfNode, IfElseNode, WhileNode, SwitchNode) is
+    returned. A conditional node listed from a graph that cuda.core did not
+    build (a stream capture's) is of this base class: its condition and type
+    are None and it has no branches (as upstream's on drivers before CUDA 13.2).
+
+    Properties
+    ----------
+    condition : GraphCondition or None
+        The condition variable controlling execution.
+    cond_type : GraphConditionalType or None
+        The conditional type (``if``, ``while`` or ``switch``).
+    branches : tuple of GraphDefinition
+        The body graphs for each branch (they stop being valid when the node
+        is destroyed).
     """
+
+    cdef object _info         # (condition, cond_type, branches), kept past destroy()
+
+    cdef object _details(self):
+        if self._info is None and self._node != 0 and self._graph is not None:
+            self._info = self._graph._conditional_info(self._node)
+        return self._info
+
+    def __repr__(self):
+        return f"<ConditionalNode handle=0x{self._node:x}>"
+
+    def _repr_with_condition(self, str name):
+        info = self._details()
+        handle = info[0].handle if info is not None else 0
+        return f"<{name} handle=0x{self._node:x} condition=0x{handle:x}>"
 
     @property
     def branches(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("ConditionalNode.branches: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The body graphs for each branch as a tuple of
+        :class:`~cuda.core.graph.GraphDefinition` (empty when unknown)."""
+        info = self._details()
+        return info[2] if info is not None else ()
 
     @property
     def cond_type(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("ConditionalNode.cond_type: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The conditional type: :class:`~cuda.core.typing.GraphConditionalType`
+        ``IF``, ``WHILE`` or ``SWITCH`` (None when unknown)."""
+        info = self._details()
+        return info[1] if info is not None else None
 
     @property
     def condition(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("ConditionalNode.condition: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The :class:`~cuda.core.graph.GraphCondition` controlling execution (None when unknown)."""
+        info = self._details()
+        return info[0] if info is not None else None
 
 
 cdef class IfNode(ConditionalNode):
-    """An if-conditional node.
+    """An if-conditional node."""
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
-    """
+    def __repr__(self):
+        return self._repr_with_condition("IfNode")
 
     @property
     def then(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("IfNode.then: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The 'then' branch graph."""
+        return self.branches[0]
 
 
 cdef class IfElseNode(ConditionalNode):
-    """An if-else conditional node.
+    """An if-else conditional node."""
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
-    """
+    def __repr__(self):
+        return self._repr_with_condition("IfElseNode")
 
     @property
     def else_(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("IfElseNode.else_: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The ``else`` branch graph (executed when condition is zero)."""
+        return self.branches[1]
 
     @property
     def then(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("IfElseNode.then: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The ``then`` branch graph (executed when condition is non-zero)."""
+        return self.branches[0]
 
 
 cdef class WhileNode(ConditionalNode):
-    """A while-loop conditional node.
+    """A while-loop conditional node."""
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
-    """
+    def __repr__(self):
+        return self._repr_with_condition("WhileNode")
 
     @property
     def body(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("WhileNode.body: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The loop body graph."""
+        return self.branches[0]
 
 
 cdef class SwitchNode(ConditionalNode):
-    """A switch conditional node.
+    """A switch conditional node."""
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
-    """
-    pass
+    def __repr__(self):
+        return self._repr_with_condition("SwitchNode")
 
 
 cdef class ExecutableGraphNode:
