@@ -211,6 +211,33 @@ namespace cuda_core {
     X(cuGraphMemFreeNodeGetParams)               \
     X(cuGraphAddMemAllocNode)                    \
     X(cuGraphMemAllocNodeGetParams)              \
+    X(cuGraphAddKernelNode)                      \
+    X(cuGraphKernelNodeGetParams)                \
+    X(cuGraphKernelNodeSetParams)                \
+    X(cuGraphAddMemsetNode)                      \
+    X(cuGraphMemsetNodeGetParams)                \
+    X(cuGraphMemsetNodeSetParams)                \
+    X(cuGraphAddMemcpyNode)                      \
+    X(cuGraphMemcpyNodeGetParams)                \
+    X(cuGraphMemcpyNodeSetParams)                \
+    X(cuGraphAddHostNode)                        \
+    X(cuGraphHostNodeGetParams)                  \
+    X(cuGraphHostNodeSetParams)                  \
+    X(cuGraphEventRecordNodeGetEvent)            \
+    X(cuGraphEventRecordNodeSetEvent)            \
+    X(cuGraphEventWaitNodeGetEvent)              \
+    X(cuGraphEventWaitNodeSetEvent)              \
+    X(cuGraphChildGraphNodeGetGraph)             \
+    X(cuGraphExecKernelNodeSetParams)            \
+    X(cuGraphExecMemsetNodeSetParams)            \
+    X(cuGraphExecMemcpyNodeSetParams)            \
+    X(cuGraphExecHostNodeSetParams)              \
+    X(cuGraphExecChildGraphNodeSetParams)        \
+    X(cuGraphExecEventRecordNodeSetEvent)        \
+    X(cuGraphExecEventWaitNodeSetEvent)          \
+    X(cuGraphNodeSetEnabled)                     \
+    X(cuGraphNodeGetEnabled)                     \
+    X(cuGraphExecUpdate)                         \
     X(cuGraphDestroyNode)                        \
     X(cuGraphAddDependencies)                    \
     X(cuGraphRemoveDependencies)                 \

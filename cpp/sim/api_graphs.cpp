@@ -1,11 +1,15 @@
 // api_graphs.cpp - libcuda_sim exported: stream capture, graphs, executable
 // graphs, host functions, graph memory.
 //
-// Model: a graph is an ordered list of captured operations (closures). The
-// order of capture respects every dependency the streams expressed, so
-// replaying the list in order on the launch stream is a valid execution. A
-// launch replays each operation through its own exported entry point with no
-// lock held (a launch into a capturing stream therefore captures them again).
+// Model: a graph is a list of nodes in creation order, each with its
+// dependencies and either a captured operation (a closure replayed through its
+// own exported entry point) or the stored parameters of an explicitly added
+// node (read and written back by the cuGraph*NodeGet/SetParams entry points).
+// An executable graph copies the nodes and runs them in a topological order
+// (ties in creation order, so a capture replays in capture order), each
+// through its exported entry point with no lock held (a launch into a
+// capturing stream therefore captures them again). A child node owns a clone
+// of its graph (an embedded graph, erased with it).
 // Graph memory (cuMemAllocAsync while capturing) is taken at capture time
 // from a per-device graph pool and stays mapped while the graph or one of its
 // executable graphs lives; the addresses are the same for every launch.
@@ -28,20 +32,45 @@ struct GraphMemory {
     std::set<CUdeviceptr> freed_in_graph;
 };
 
+// Stored parameters of a node added explicitly (cuGraphAdd*Node); a captured
+// operation (kind Captured) has only its closure. Launches and executable
+// graphs build their operations from these (make_node_op).
+struct NodeParams {
+    enum Kind { Captured, Empty, Kernel, Memset, Memcpy, Host, EventRecord, EventWait, Child };
+    Kind kind = Captured;
+    CUDA_KERNEL_NODE_PARAMS kernel{};               // kernelParams/extra not kept (see args)
+    std::vector<std::vector<unsigned char>> args;   // copied argument values (the stand-in's sizes)
+    CUDA_MEMSET_NODE_PARAMS memset{};
+    CUDA_MEMCPY3D memcpy{};
+    CUDA_HOST_NODE_PARAMS host{};
+    CUevent event = nullptr;
+    uint64_t child = 0;  // the embedded graph (a graph of G().graphs the node owns)
+};
+
+struct Node {
+    uint64_t id = 0;
+    int type = CU_GRAPH_NODE_TYPE_EMPTY;  // CUgraphNodeType
+    std::string label;                    // for cuGraphDebugDotPrint
+    std::vector<CUgraphNode> deps;        // the nodes this one depends on
+    GraphOp op;                           // a captured operation's closure
+    NodeParams params;
+    std::vector<void*> arg_ptrs;          // what cuGraphKernelNodeGetParams hands out (into params.args)
+};
+
 struct Graph {
     int dev = -1;
-    std::vector<GraphOp> ops;
-    std::vector<std::string> labels;  // per operation, for cuGraphDebugDotPrint
-    std::vector<uint64_t> node_ids;
-    std::vector<int> types;                      // CUgraphNodeType per operation
-    std::vector<std::vector<CUgraphNode>> deps;  // the nodes each operation depends on
+    std::vector<Node> nodes;  // in creation order
     std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
     bool capturing = false;
+    uint64_t owner_node = 0;  // non-zero: the embedded graph of that child node
 };
 
 struct Exec {
     int dev = -1;
-    std::vector<GraphOp> ops;
+    std::vector<Node> nodes;      // the instantiated nodes (ids of the graph they came from)
+    std::vector<GraphOp> ops;     // per node: what a launch runs
+    std::vector<bool> enabled;    // per node (cuGraphNodeSetEnabled)
+    std::vector<size_t> order;    // a topological order of `nodes`
     std::shared_ptr<GraphMemory> memory;
 };
 
@@ -92,25 +121,23 @@ Exec* find_exec(CUgraphExec e) {
 
 CUgraph graph_handle(uint64_t id) { return reinterpret_cast<CUgraph>(uintptr_t(make_handle(TAG_GRAPH, id))); }
 
-// Appends an operation of node type `type` depending on `deps` to graph
-// `g` (G().mu held); returns its node handle.
-CUgraphNode add_node(uint64_t graph_id, Graph& g, GraphOp op, const char* label, int type,
-                     std::vector<CUgraphNode> deps) {
-    uint64_t id = G().next_id++;
-    g.ops.push_back(std::move(op));
-    g.labels.emplace_back(label);
-    g.node_ids.push_back(id);
-    g.types.push_back(type);
-    g.deps.push_back(std::move(deps));
-    G().node_graph[id] = graph_id;
-    return reinterpret_cast<CUgraphNode>(uintptr_t(make_handle(TAG_NODE, id)));
-}
+CUgraphNode node_handle(uint64_t id) { return reinterpret_cast<CUgraphNode>(uintptr_t(make_handle(TAG_NODE, id))); }
 
-// Forgets the nodes of graph `id` (G().mu held), before it is erased.
-void forget_nodes(uint64_t id) {
-    auto it = G().graphs.find(id);
-    if (it == G().graphs.end()) return;
-    for (uint64_t n : it->second.node_ids) G().node_graph.erase(n);
+// Appends a node of CUgraphNodeType `type` depending on `deps` to graph `g`
+// (G().mu held): a captured operation `op`, or the stored `params` of an
+// explicitly added node. Returns its node handle.
+CUgraphNode add_node(uint64_t graph_id, Graph& g, GraphOp op, const char* label, int type,
+                     std::vector<CUgraphNode> deps, NodeParams params = NodeParams()) {
+    Node n;
+    n.id = G().next_id++;
+    n.type = type;
+    n.label = label;
+    n.deps = std::move(deps);
+    n.op = std::move(op);
+    n.params = std::move(params);
+    G().node_graph[n.id] = graph_id;
+    g.nodes.push_back(std::move(n));
+    return node_handle(g.nodes.back().id);
 }
 
 // Drops one reference to graph memory; the last frees it (S().mu exclusive, G().mu held).
@@ -119,6 +146,244 @@ void release_memory(std::shared_ptr<GraphMemory>& memory) {
         for (CUdeviceptr p : memory->ptrs)
             if (memory->freed_in_graph.count(p)) (void)pool_free_locked(p, nullptr);
     memory.reset();
+}
+
+// The graph node `h` names and the graph holding it (G().mu held); nullptr when unknown.
+Node* find_node(CUgraphNode h, Graph** graph_out = nullptr, uint64_t* graph_id_out = nullptr) {
+    uint64_t id = handle_id(h, TAG_NODE);
+    auto it = G().node_graph.find(id);
+    if (id == 0 || it == G().node_graph.end()) return nullptr;
+    auto g = G().graphs.find(it->second);
+    if (g == G().graphs.end()) return nullptr;
+    for (Node& n : g->second.nodes)
+        if (n.id == id) {
+            if (graph_out) *graph_out = &g->second;
+            if (graph_id_out) *graph_id_out = it->second;
+            return &n;
+        }
+    return nullptr;
+}
+
+// Erases graph `id`, its nodes and the embedded graphs its child nodes own (G().mu held,
+// S().mu exclusive: graph memory may be released).
+void erase_graph(uint64_t id) {
+    auto it = G().graphs.find(id);
+    if (it == G().graphs.end()) return;
+    std::vector<uint64_t> children;
+    for (const Node& n : it->second.nodes) {
+        G().node_graph.erase(n.id);
+        if (n.params.kind == NodeParams::Child) children.push_back(n.params.child);
+    }
+    release_memory(it->second.memory);
+    G().graphs.erase(it);
+    for (uint64_t c : children) erase_graph(c);
+}
+
+// Checks explicit-node dependencies: each a node of graph `graph_id`, named once (G().mu held).
+CUresult check_dependencies(uint64_t graph_id, const CUgraphNode* dependencies, size_t numDependencies) {
+    if (numDependencies != 0 && dependencies == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < numDependencies; ++i) {
+        auto it = G().node_graph.find(handle_id(dependencies[i], TAG_NODE));
+        if (it == G().node_graph.end() || it->second != graph_id) return CUDA_ERROR_INVALID_VALUE;
+        for (size_t j = 0; j < i; ++j)
+            if (dependencies[j] == dependencies[i]) return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+// A topological order of `nodes` (indices): a node runs after everything it depends on;
+// ties keep creation order, so a captured graph replays in capture order.
+std::vector<size_t> topological_order(const std::vector<Node>& nodes) {
+    std::map<uint64_t, size_t> index;
+    for (size_t i = 0; i < nodes.size(); ++i) index[nodes[i].id] = i;
+    std::vector<size_t> pending(nodes.size(), 0);
+    std::vector<std::vector<size_t>> successors(nodes.size());
+    for (size_t i = 0; i < nodes.size(); ++i)
+        for (CUgraphNode d : nodes[i].deps) {
+            auto it = index.find(handle_id(d, TAG_NODE));
+            if (it == index.end()) continue;
+            ++pending[i];
+            successors[it->second].push_back(i);
+        }
+    std::set<size_t> ready;
+    for (size_t i = 0; i < nodes.size(); ++i)
+        if (pending[i] == 0) ready.insert(i);
+    std::vector<size_t> order;
+    while (!ready.empty()) {
+        size_t i = *ready.begin();
+        ready.erase(ready.begin());
+        order.push_back(i);
+        for (size_t s : successors[i])
+            if (--pending[s] == 0) ready.insert(s);
+    }
+    return order;
+}
+
+GraphOp make_node_op(const Node& n);
+
+// The operations of graph `id` in a topological order, as one operation (G().mu held).
+GraphOp make_graph_op(uint64_t id) {
+    auto it = G().graphs.find(id);
+    if (it == G().graphs.end()) return [](CUstream) { return CUDA_SUCCESS; };
+    std::vector<GraphOp> ops;
+    for (size_t i : topological_order(it->second.nodes)) ops.push_back(make_node_op(it->second.nodes[i]));
+    return [ops](CUstream s) {
+        for (const GraphOp& op : ops) {
+            CUresult rc = op(s);
+            if (rc != CUDA_SUCCESS) return rc;
+        }
+        return CUDA_SUCCESS;
+    };
+}
+
+// The address a copy operand names (host pointer or device address).
+CUdeviceptr copy_operand(CUmemorytype type, const void* host, CUdeviceptr device, size_t x) {
+    return (type == CU_MEMORYTYPE_HOST ? CUdeviceptr(uintptr_t(host)) : device) + x;
+}
+
+// What a launch runs for node `n`: its captured closure, or an operation made
+// from its stored parameters through the exported entry points (G().mu held;
+// the operation itself runs with no lock held).
+GraphOp make_node_op(const Node& n) {
+    const NodeParams& p = n.params;
+    switch (p.kind) {
+        case NodeParams::Captured:
+            return n.op;
+        case NodeParams::Kernel: {
+            CUDA_KERNEL_NODE_PARAMS k = p.kernel;
+            auto args = p.args;
+            return [k, args](CUstream s) mutable {
+                CUlaunchConfig cfg = {};
+                cfg.gridDimX = k.gridDimX;
+                cfg.gridDimY = k.gridDimY;
+                cfg.gridDimZ = k.gridDimZ;
+                cfg.blockDimX = k.blockDimX;
+                cfg.blockDimY = k.blockDimY;
+                cfg.blockDimZ = k.blockDimZ;
+                cfg.sharedMemBytes = k.sharedMemBytes;
+                cfg.hStream = s;
+                std::vector<void*> ptrs;
+                for (auto& a : args) ptrs.push_back(a.data());
+                CUfunction f = k.kern ? reinterpret_cast<CUfunction>(k.kern) : k.func;
+                return cuLaunchKernelEx(&cfg, f, ptrs.empty() ? nullptr : ptrs.data(), nullptr);
+            };
+        }
+        case NodeParams::Memset: {
+            CUDA_MEMSET_NODE_PARAMS m = p.memset;
+            return [m](CUstream s) {
+                for (size_t row = 0; row < m.height; ++row) {
+                    CUdeviceptr at = m.dst + row * m.pitch;
+                    CUresult rc = m.elementSize == 1   ? cuMemsetD8Async(at, (unsigned char)m.value, m.width, s)
+                                  : m.elementSize == 2 ? cuMemsetD16Async(at, (unsigned short)m.value, m.width, s)
+                                                       : cuMemsetD32Async(at, m.value, m.width, s);
+                    if (rc != CUDA_SUCCESS) return rc;
+                }
+                return CUDA_SUCCESS;
+            };
+        }
+        case NodeParams::Memcpy: {
+            const CUDA_MEMCPY3D& c = p.memcpy;
+            CUdeviceptr dst = copy_operand(c.dstMemoryType, c.dstHost, c.dstDevice, c.dstXInBytes);
+            CUdeviceptr src = copy_operand(c.srcMemoryType, c.srcHost, c.srcDevice, c.srcXInBytes);
+            size_t bytes = c.WidthInBytes;
+            return [dst, src, bytes](CUstream s) { return cuMemcpyAsync(dst, src, bytes, s); };
+        }
+        case NodeParams::Host: {
+            CUDA_HOST_NODE_PARAMS h = p.host;
+            return [h](CUstream s) { return cuLaunchHostFunc(s, h.fn, h.userData); };
+        }
+        case NodeParams::EventRecord: {
+            CUevent e = p.event;
+            return [e](CUstream s) { return cuEventRecord(e, s); };
+        }
+        case NodeParams::EventWait: {
+            CUevent e = p.event;
+            return [e](CUstream s) { return cuStreamWaitEvent(s, e, 0); };
+        }
+        case NodeParams::Child:
+            return make_graph_op(p.child);
+        case NodeParams::Empty:
+            break;
+    }
+    return [](CUstream) { return CUDA_SUCCESS; };
+}
+
+// Copies graph `src_id` into a new graph owned by node `owner_node` (G().mu held): node
+// ids are new, dependencies follow them, embedded graphs are copied too. Returns its id.
+uint64_t clone_graph(uint64_t src_id, uint64_t owner_node) {
+    uint64_t id = G().next_id++;
+    Graph copy;
+    {
+        const Graph& src = G().graphs[src_id];
+        copy.dev = src.dev;
+        copy.nodes = src.nodes;
+    }
+    copy.owner_node = owner_node;
+    std::map<CUgraphNode, CUgraphNode> renamed;
+    for (Node& n : copy.nodes) {
+        uint64_t fresh = G().next_id++;
+        renamed[node_handle(n.id)] = node_handle(fresh);
+        n.id = fresh;
+        G().node_graph[fresh] = id;
+    }
+    for (Node& n : copy.nodes) {
+        for (CUgraphNode& d : n.deps) d = renamed[d];
+        if (n.params.kind == NodeParams::Child) n.params.child = clone_graph(n.params.child, n.id);
+    }
+    G().graphs.emplace(id, std::move(copy));
+    return id;
+}
+
+// The nodes of graph `id` (none when it is gone; G().mu held).
+const std::vector<Node>& graph_nodes(uint64_t id) {
+    static const std::vector<Node> none;
+    auto it = G().graphs.find(id);
+    return it == G().graphs.end() ? none : it->second.nodes;
+}
+
+// Whether node lists `a` and `b` have the same topology: node count, types and edges,
+// nodes paired in creation order, embedded graphs alike (G().mu held). Else
+// *differs_at is the first index that differs and *type_changed says why.
+bool same_topology(const std::vector<Node>& a, const std::vector<Node>& b, size_t* differs_at, bool* type_changed) {
+    *type_changed = false;
+    std::map<uint64_t, size_t> ia, ib;
+    for (size_t i = 0; i < a.size(); ++i) ia[a[i].id] = i;
+    for (size_t i = 0; i < b.size(); ++i) ib[b[i].id] = i;
+    for (size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+        *differs_at = i;
+        if (i >= a.size() || i >= b.size()) return false;
+        if (a[i].type != b[i].type) {
+            *type_changed = true;
+            return false;
+        }
+        std::set<size_t> da, db;
+        for (CUgraphNode d : a[i].deps) da.insert(ia[handle_id(d, TAG_NODE)]);
+        for (CUgraphNode d : b[i].deps) db.insert(ib[handle_id(d, TAG_NODE)]);
+        if (da != db) return false;
+        if (a[i].params.kind == NodeParams::Child && b[i].params.kind == NodeParams::Child) {
+            size_t at;
+            bool tc;
+            if (!same_topology(graph_nodes(a[i].params.child), graph_nodes(b[i].params.child), &at, &tc))
+                return false;
+        }
+    }
+    return true;
+}
+
+// (Re)builds what a launch of `e` runs (G().mu held).
+void build_exec_ops(Exec& e) {
+    e.ops.clear();
+    for (const Node& n : e.nodes) e.ops.push_back(make_node_op(n));
+    e.enabled.resize(e.nodes.size(), true);
+    e.order = topological_order(e.nodes);
+}
+
+// The index in `e` of the node that graph node `h` was instantiated from; -1 if none.
+long exec_node_index(const Exec& e, CUgraphNode h) {
+    uint64_t id = handle_id(h, TAG_NODE);
+    for (size_t i = 0; i < e.nodes.size(); ++i)
+        if (id != 0 && e.nodes[i].id == id) return long(i);
+    return -1;
 }
 
 // Ends capture `id`: every stream leaves it (G().mu held).
@@ -332,9 +597,7 @@ SIM_EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph* phGrap
     Graph& graph = G().graphs[graph_id];
     graph.capturing = false;
     if (invalidated || unjoined) {
-        release_memory(graph.memory);
-        forget_nodes(graph_id);
-        G().graphs.erase(graph_id);
+        erase_graph(graph_id);
         *phGraph = nullptr;
         return invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
     }
@@ -437,9 +700,8 @@ SIM_EXPORT CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph) {
     Graph* graph = find_graph(hGraph);
     if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (graph->capturing) return CUDA_ERROR_ILLEGAL_STATE;  // the capture still owns it
-    release_memory(graph->memory);
-    forget_nodes(handle_id(hGraph, TAG_GRAPH));
-    G().graphs.erase(handle_id(hGraph, TAG_GRAPH));
+    if (graph->owner_node != 0) return CUDA_ERROR_INVALID_VALUE;  // a child node's embedded graph
+    erase_graph(handle_id(hGraph, TAG_GRAPH));
     return CUDA_SUCCESS;
 }
 
@@ -453,16 +715,15 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, C
     Graph* child = find_graph(childGraph);
     if (graph == nullptr || child == nullptr || graph == child) return CUDA_ERROR_INVALID_VALUE;
     if (!child->memory->ptrs.empty()) return CUDA_ERROR_NOT_SUPPORTED;  // no memory nodes in child graphs
-    for (size_t i = 0; i < numDependencies; ++i)
-        if (handle_id(dependencies[i], TAG_NODE) == 0) return CUDA_ERROR_INVALID_VALUE;
-    std::vector<GraphOp> ops = child->ops;  // the child is cloned
-    *phGraphNode = add_node(handle_id(hGraph, TAG_GRAPH), *graph, [ops](CUstream s) {
-        for (const GraphOp& op : ops) {
-            CUresult rc = op(s);
-            if (rc != CUDA_SUCCESS) return rc;
-        }
-        return CUDA_SUCCESS;
-    }, "CHILD_GRAPH", CU_GRAPH_NODE_TYPE_GRAPH, std::vector<CUgraphNode>(dependencies, dependencies + numDependencies));
+    uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
+    CUresult rc = check_dependencies(graph_id, dependencies, numDependencies);
+    if (rc != CUDA_SUCCESS) return rc;
+    NodeParams params;
+    params.kind = NodeParams::Child;
+    *phGraphNode = add_node(graph_id, *graph, nullptr, "CHILD_GRAPH", CU_GRAPH_NODE_TYPE_GRAPH,
+                            std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), params);
+    Node& node = G().graphs[graph_id].nodes.back();
+    node.params.child = clone_graph(handle_id(childGraph, TAG_GRAPH), node.id);  // the child is cloned
     return CUDA_SUCCESS;
 }
 
@@ -474,15 +735,12 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgrap
     Graph* graph = find_graph(hGraph);
     if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
     uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
-    for (size_t i = 0; i < numDependencies; ++i) {  // a dependency must be a node of this graph, named once
-        auto it = G().node_graph.find(handle_id(dependencies[i], TAG_NODE));
-        if (it == G().node_graph.end() || it->second != graph_id) return CUDA_ERROR_INVALID_VALUE;
-        for (size_t j = 0; j < i; ++j)
-            if (dependencies[j] == dependencies[i]) return CUDA_ERROR_INVALID_VALUE;
-    }
-    *phGraphNode = add_node(graph_id, *graph, [](CUstream) { return CUDA_SUCCESS; }, "EMPTY",
-                            CU_GRAPH_NODE_TYPE_EMPTY,
-                            std::vector<CUgraphNode>(dependencies, dependencies + numDependencies));
+    CUresult rc = check_dependencies(graph_id, dependencies, numDependencies);
+    if (rc != CUDA_SUCCESS) return rc;
+    NodeParams params;
+    params.kind = NodeParams::Empty;
+    *phGraphNode = add_node(graph_id, *graph, nullptr, "EMPTY", CU_GRAPH_NODE_TYPE_EMPTY,
+                            std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), params);
     return CUDA_SUCCESS;
 }
 
@@ -492,11 +750,9 @@ SIM_EXPORT CUresult CUDAAPI cuGraphGetNodes(CUgraph hGraph, CUgraphNode* nodes, 
     std::lock_guard<std::mutex> g(G().mu);
     Graph* graph = find_graph(hGraph);
     if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    size_t n = graph->node_ids.size();
+    size_t n = graph->nodes.size();
     if (nodes != nullptr) {
-        for (size_t i = 0; i < *numNodes; ++i)
-            nodes[i] = i < n ? reinterpret_cast<CUgraphNode>(uintptr_t(make_handle(TAG_NODE, graph->node_ids[i])))
-                             : nullptr;
+        for (size_t i = 0; i < *numNodes; ++i) nodes[i] = i < n ? node_handle(graph->nodes[i].id) : nullptr;
         n = std::min(n, *numNodes);
     }
     *numNodes = n;
@@ -512,11 +768,11 @@ SIM_EXPORT CUresult CUDAAPI cuGraphGetEdges(CUgraph hGraph, CUgraphNode* from, C
     Graph* graph = find_graph(hGraph);
     if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
     size_t k = 0;
-    for (size_t i = 0; i < graph->node_ids.size(); ++i) {
-        for (CUgraphNode d : graph->deps[i]) {
+    for (const Node& node : graph->nodes) {
+        for (CUgraphNode d : node.deps) {
             if (from != nullptr && k < *numEdges) {
                 from[k] = d;
-                to[k] = reinterpret_cast<CUgraphNode>(uintptr_t(make_handle(TAG_NODE, graph->node_ids[i])));
+                to[k] = node_handle(node.id);
                 if (edgeData) std::memset(&edgeData[k], 0, sizeof(CUgraphEdgeData));
             }
             ++k;
@@ -534,16 +790,10 @@ SIM_EXPORT CUresult CUDAAPI cuGraphNodeGetType(CUgraphNode hNode, CUgraphNodeTyp
     SIM_ENTER(cuGraphNodeGetType);
     if (!type) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> g(G().mu);
-    uint64_t id = handle_id(hNode, TAG_NODE);
-    auto it = G().node_graph.find(id);
-    if (id == 0 || it == G().node_graph.end()) return CUDA_ERROR_INVALID_VALUE;
-    const Graph& graph = G().graphs[it->second];
-    for (size_t i = 0; i < graph.node_ids.size(); ++i)
-        if (graph.node_ids[i] == id) {
-            *type = CUgraphNodeType(graph.types[i]);
-            return CUDA_SUCCESS;
-        }
-    return CUDA_ERROR_INVALID_VALUE;
+    Node* node = find_node(hNode);
+    if (node == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *type = CUgraphNodeType(node->type);
+    return CUDA_SUCCESS;
 }
 
 SIM_EXPORT CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph hGraph, const char* path, unsigned int flags) {
@@ -556,11 +806,10 @@ SIM_EXPORT CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph hGraph, const char* pat
         Graph* graph = find_graph(hGraph);
         if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
         dot = "digraph cuda_sim_graph {\n";
-        for (size_t i = 0; i < graph->ops.size(); ++i) {
-            dot += "  n" + std::to_string(graph->node_ids[i]) + " [label=\"" + graph->labels[i] + "\"];\n";
-            if (i > 0)
-                dot += "  n" + std::to_string(graph->node_ids[i - 1]) + " -> n" + std::to_string(graph->node_ids[i]) +
-                       ";\n";
+        for (const Node& node : graph->nodes) {
+            dot += "  n" + std::to_string(node.id) + " [label=\"" + node.label + "\"];\n";
+            for (CUgraphNode d : node.deps)
+                dot += "  n" + std::to_string(handle_id(d, TAG_NODE)) + " -> n" + std::to_string(node.id) + ";\n";
         }
         dot += "}\n";
     }
@@ -569,6 +818,572 @@ SIM_EXPORT CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph hGraph, const char* pat
     bool ok = std::fwrite(dot.data(), 1, dot.size(), f) == dot.size();
     ok = std::fclose(f) == 0 && ok;
     return ok ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
+}
+
+// --- explicit nodes with parameters: kernel, memset, memcpy, host, event record/wait ---------
+namespace cuda_sim {
+namespace {
+
+// Checks kernel node parameters and copies them, with the argument values, into `out`
+// (takes K().mu: call with no graph lock held).
+CUresult read_kernel_params(const CUDA_KERNEL_NODE_PARAMS* p, NodeParams* out) {
+    if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (p->extra != nullptr) return CUDA_ERROR_NOT_SUPPORTED;
+    const unsigned g[3] = {p->gridDimX, p->gridDimY, p->gridDimZ};
+    const unsigned b[3] = {p->blockDimX, p->blockDimY, p->blockDimZ};
+    for (int i = 0; i < 3; ++i)
+        if (g[i] == 0 || b[i] == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (g[1] > 65535 || g[2] > 65535 || b[0] > 1024 || b[1] > 1024 || b[2] > 64 ||
+        uint64_t(b[0]) * b[1] * b[2] > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    const void* f = p->kern ? static_cast<const void*>(p->kern) : static_cast<const void*>(p->func);
+    std::vector<size_t> sizes;
+    bool known = false;
+    CUresult rc = kernel_argument_sizes(f, &sizes, &known);
+    if (rc != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
+    out->kind = NodeParams::Kernel;
+    out->kernel = *p;
+    out->kernel.kernelParams = nullptr;
+    out->args.assign(sizes.size(), {});
+    if (!sizes.empty() && p->kernelParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizes.size(); ++i) {
+        if (p->kernelParams[i] == nullptr) return CUDA_ERROR_INVALID_VALUE;
+        const unsigned char* a = static_cast<const unsigned char*>(p->kernelParams[i]);
+        out->args[i].assign(a, a + sizes[i]);
+    }
+    return CUDA_SUCCESS;
+}
+
+// Checks memset node parameters (S().mu shared held: the destination must be mapped).
+CUresult check_memset_params(const CUDA_MEMSET_NODE_PARAMS* p) {
+    if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    unsigned e = p->elementSize;
+    if ((e != 1 && e != 2 && e != 4) || p->width == 0 || p->height == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (p->dst % e != 0 || p->width > SIZE_MAX / e) return CUDA_ERROR_INVALID_VALUE;
+    size_t row = p->width * e;
+    if (p->height > 1 && (p->pitch < row || p->pitch % e != 0)) return CUDA_ERROR_INVALID_VALUE;
+    if (p->height > 1 && (p->height - 1) > (SIZE_MAX - row) / p->pitch) return CUDA_ERROR_INVALID_VALUE;
+    size_t extent = (p->height - 1) * (p->height > 1 ? p->pitch : 0) + row;
+    Resolved r;
+    return check_range(uintptr_t(p->dst), extent, &r);
+}
+
+// Checks one-dimensional memcpy node parameters (S().mu shared held). Arrays and
+// two- or three-dimensional copies are not modelled (CUDA_ERROR_NOT_SUPPORTED).
+CUresult check_memcpy_params(const CUDA_MEMCPY3D* p) {
+    if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    auto linear = [](CUmemorytype t) {
+        return t == CU_MEMORYTYPE_HOST || t == CU_MEMORYTYPE_DEVICE || t == CU_MEMORYTYPE_UNIFIED;
+    };
+    if (!linear(p->srcMemoryType) || !linear(p->dstMemoryType)) return CUDA_ERROR_NOT_SUPPORTED;
+    if (p->Height > 1 || p->Depth > 1 || p->srcY || p->srcZ || p->dstY || p->dstZ) return CUDA_ERROR_NOT_SUPPORTED;
+    if (p->WidthInBytes == 0) return CUDA_ERROR_INVALID_VALUE;
+    Resolved r;
+    CUdeviceptr dst = copy_operand(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes);
+    CUdeviceptr src = copy_operand(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes);
+    CUresult rc = check_range(uintptr_t(dst), p->WidthInBytes, &r);
+    return rc != CUDA_SUCCESS ? rc : check_range(uintptr_t(src), p->WidthInBytes, &r);
+}
+
+// Whether executable node parameters `was` may become `now` (cuGraphExec*SetParams,
+// cuGraphExecUpdate): a 2D memset keeps its shape, a 1D memset its height, a memcpy
+// its memory types.
+bool update_allowed(const NodeParams& was, const NodeParams& now) {
+    if (was.kind == NodeParams::Memset && now.kind == NodeParams::Memset) {
+        const CUDA_MEMSET_NODE_PARAMS &a = was.memset, &b = now.memset;
+        if (a.height > 1)
+            return a.width == b.width && a.height == b.height && a.pitch == b.pitch && a.elementSize == b.elementSize;
+        return b.height == 1;
+    }
+    if (was.kind == NodeParams::Memcpy && now.kind == NodeParams::Memcpy)
+        return was.memcpy.srcMemoryType == now.memcpy.srcMemoryType &&
+               was.memcpy.dstMemoryType == now.memcpy.dstMemoryType;
+    return true;
+}
+
+// Adds an explicit node of stored parameters `params` to graph `hGraph` (G().mu held).
+CUresult add_explicit_node(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                           size_t numDependencies, const char* label, int type, NodeParams params) {
+    Graph* graph = find_graph(hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
+    CUresult rc = check_dependencies(graph_id, dependencies, numDependencies);
+    if (rc != CUDA_SUCCESS) return rc;
+    *phGraphNode = add_node(graph_id, *graph, nullptr, label, type,
+                            std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+// The explicit node `h` of parameter kind `kind` (G().mu held); nullptr when it is
+// not one (unknown, another kind, or a captured operation).
+Node* find_param_node(CUgraphNode h, NodeParams::Kind kind) {
+    Node* n = find_node(h);
+    return n != nullptr && n->params.kind == kind ? n : nullptr;
+}
+
+// Why node `h` has no stored parameters of the kind asked for (G().mu held): a node of
+// another type, or unknown, is CUDA_ERROR_INVALID_VALUE; a captured operation of the
+// right type keeps only its closure here (CUDA_ERROR_NOT_SUPPORTED).
+CUresult missing_params_error(CUgraphNode h, int type) {
+    Node* n = find_node(h);
+    return n != nullptr && n->type == type ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+}
+
+// The node of executable graph `e` instantiated from `h`, of parameter kind `kind`
+// (G().mu held); -1 when none.
+long find_exec_node(Exec* e, CUgraphNode h, NodeParams::Kind kind) {
+    if (e == nullptr) return -1;
+    long i = exec_node_index(*e, h);
+    return i >= 0 && e->nodes[size_t(i)].params.kind == kind ? i : -1;
+}
+
+// Replaces the parameters of node `i` of `e` and what a launch runs for it (G().mu held).
+void set_exec_node(Exec& e, size_t i, NodeParams params) {
+    e.nodes[i].params = std::move(params);
+    e.ops[i] = make_node_op(e.nodes[i]);
+}
+
+// Gives the child nodes of `nodes` copies of their embedded graphs (an executable
+// graph's own, G().mu held), so that the graph it came from may go.
+void own_child_graphs(std::vector<Node>& nodes) {
+    for (Node& n : nodes)
+        if (n.params.kind == NodeParams::Child) n.params.child = clone_graph(n.params.child, n.id);
+}
+
+// Erases the embedded graphs an executable graph's child nodes own (G().mu held, S().mu exclusive).
+void erase_child_graphs(std::vector<Node>& nodes) {
+    for (Node& n : nodes)
+        if (n.params.kind == NodeParams::Child) erase_graph(n.params.child);
+}
+
+}  // namespace
+}  // namespace cuda_sim
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                const CUgraphNode* dependencies, size_t numDependencies,
+                                                const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphAddKernelNode);
+    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params;
+    CUresult rc = read_kernel_params(nodeParams, &params);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, "KERNEL", CU_GRAPH_NODE_TYPE_KERNEL,
+                             std::move(params));
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphKernelNodeGetParams);
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Kernel);
+    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_KERNEL);
+    n->arg_ptrs.clear();
+    for (auto& a : n->params.args) n->arg_ptrs.push_back(a.data());
+    *nodeParams = n->params.kernel;
+    nodeParams->kernelParams = n->arg_ptrs.empty() ? nullptr : n->arg_ptrs.data();
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphKernelNodeSetParams);
+    NodeParams params;
+    CUresult rc = read_kernel_params(nodeParams, &params);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Kernel);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    n->params = std::move(params);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                const CUgraphNode* dependencies, size_t numDependencies,
+                                                const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
+    SIM_ENTER(cuGraphAddMemsetNode);
+    (void)ctx;
+    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    CUresult rc = check_memset_params(memsetParams);
+    if (rc != CUDA_SUCCESS) return rc;
+    NodeParams params;
+    params.kind = NodeParams::Memset;
+    params.memset = *memsetParams;
+    std::lock_guard<std::mutex> g(G().mu);
+    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, "MEMSET", CU_GRAPH_NODE_TYPE_MEMSET,
+                             std::move(params));
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphMemsetNodeGetParams);
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Memset);
+    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_MEMSET);
+    *nodeParams = n->params.memset;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphMemsetNodeSetParams);
+    Shared lk(S().mu);
+    CUresult rc = check_memset_params(nodeParams);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Memset);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    n->params.memset = *nodeParams;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                const CUgraphNode* dependencies, size_t numDependencies,
+                                                const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
+    SIM_ENTER(cuGraphAddMemcpyNode);
+    (void)ctx;
+    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    CUresult rc = check_memcpy_params(copyParams);
+    if (rc != CUDA_SUCCESS) return rc;
+    NodeParams params;
+    params.kind = NodeParams::Memcpy;
+    params.memcpy = *copyParams;
+    std::lock_guard<std::mutex> g(G().mu);
+    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, "MEMCPY", CU_GRAPH_NODE_TYPE_MEMCPY,
+                             std::move(params));
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* nodeParams) {
+    SIM_ENTER(cuGraphMemcpyNodeGetParams);
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Memcpy);
+    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_MEMCPY);
+    *nodeParams = n->params.memcpy;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams) {
+    SIM_ENTER(cuGraphMemcpyNodeSetParams);
+    Shared lk(S().mu);
+    CUresult rc = check_memcpy_params(nodeParams);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Memcpy);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    n->params.memcpy = *nodeParams;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                              const CUgraphNode* dependencies, size_t numDependencies,
+                                              const CUDA_HOST_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphAddHostNode);
+    if (!phGraphNode || !nodeParams || !nodeParams->fn) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params;
+    params.kind = NodeParams::Host;
+    params.host = *nodeParams;
+    std::lock_guard<std::mutex> g(G().mu);
+    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, "HOST", CU_GRAPH_NODE_TYPE_HOST,
+                             std::move(params));
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphHostNodeGetParams);
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Host);
+    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_HOST);
+    *nodeParams = n->params.host;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphHostNodeSetParams);
+    if (!nodeParams || !nodeParams->fn) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Host);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    n->params.host = *nodeParams;
+    return CUDA_SUCCESS;
+}
+
+namespace {
+
+// Adds an event record or wait node (cuGraphAddEventRecordNode / cuGraphAddEventWaitNode).
+CUresult add_event_node(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                        size_t numDependencies, CUevent event, bool record) {
+    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    if (find_event(event) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    NodeParams params;
+    params.kind = record ? NodeParams::EventRecord : NodeParams::EventWait;
+    params.event = event;
+    std::lock_guard<std::mutex> g(G().mu);
+    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, record ? "EVENT_RECORD" : "WAIT_EVENT",
+                             record ? CU_GRAPH_NODE_TYPE_EVENT_RECORD : CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+                             std::move(params));
+}
+
+// Reads the event of an event node (cuGraphEvent{Record,Wait}NodeGetEvent).
+CUresult get_node_event(CUgraphNode hNode, CUevent* event_out, NodeParams::Kind kind) {
+    if (!event_out) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, kind);
+    if (n == nullptr)
+        return missing_params_error(
+            hNode, kind == NodeParams::EventRecord ? CU_GRAPH_NODE_TYPE_EVENT_RECORD : CU_GRAPH_NODE_TYPE_WAIT_EVENT);
+    *event_out = n->params.event;
+    return CUDA_SUCCESS;
+}
+
+// Replaces the event of an event node (cuGraphEvent{Record,Wait}NodeSetEvent).
+CUresult set_node_event(CUgraphNode hNode, CUevent event, NodeParams::Kind kind) {
+    Shared lk(S().mu);
+    if (find_event(event) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, kind);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    n->params.event = event;
+    return CUDA_SUCCESS;
+}
+
+// Replaces the event of an executable event node (cuGraphExecEvent{Record,Wait}NodeSetEvent).
+CUresult set_exec_node_event(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event, NodeParams::Kind kind) {
+    Shared lk(S().mu);
+    if (find_event(event) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_exec_node(e, hNode, kind);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params = e->nodes[size_t(i)].params;
+    params.event = event;
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddEventRecordNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                     const CUgraphNode* dependencies, size_t numDependencies,
+                                                     CUevent event) {
+    SIM_ENTER(cuGraphAddEventRecordNode);
+    return add_event_node(phGraphNode, hGraph, dependencies, numDependencies, event, true);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddEventWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph,
+                                                   const CUgraphNode* dependencies, size_t numDependencies,
+                                                   CUevent event) {
+    SIM_ENTER(cuGraphAddEventWaitNode);
+    return add_event_node(phGraphNode, hGraph, dependencies, numDependencies, event, false);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event_out) {
+    SIM_ENTER(cuGraphEventRecordNodeGetEvent);
+    return get_node_event(hNode, event_out, NodeParams::EventRecord);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) {
+    SIM_ENTER(cuGraphEventRecordNodeSetEvent);
+    return set_node_event(hNode, event, NodeParams::EventRecord);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent* event_out) {
+    SIM_ENTER(cuGraphEventWaitNodeGetEvent);
+    return get_node_event(hNode, event_out, NodeParams::EventWait);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
+    SIM_ENTER(cuGraphEventWaitNodeSetEvent);
+    return set_node_event(hNode, event, NodeParams::EventWait);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) {
+    SIM_ENTER(cuGraphChildGraphNodeGetGraph);
+    if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, NodeParams::Child);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *phGraph = graph_handle(n->params.child);
+    return CUDA_SUCCESS;
+}
+
+// --- executable-graph node parameters, enabling, update ----------------------------------------
+SIM_EXPORT CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                          const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphExecKernelNodeSetParams);
+    NodeParams params;
+    CUresult rc = read_kernel_params(nodeParams, &params);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_exec_node(e, hNode, NodeParams::Kernel);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                          const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
+    SIM_ENTER(cuGraphExecMemsetNodeSetParams);
+    (void)ctx;
+    Shared lk(S().mu);
+    CUresult rc = check_memset_params(memsetParams);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_exec_node(e, hNode, NodeParams::Memset);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params = e->nodes[size_t(i)].params;
+    params.memset = *memsetParams;
+    if (!update_allowed(e->nodes[size_t(i)].params, params)) return CUDA_ERROR_INVALID_VALUE;
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                          const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
+    SIM_ENTER(cuGraphExecMemcpyNodeSetParams);
+    (void)ctx;
+    Shared lk(S().mu);
+    CUresult rc = check_memcpy_params(copyParams);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_exec_node(e, hNode, NodeParams::Memcpy);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params = e->nodes[size_t(i)].params;
+    params.memcpy = *copyParams;
+    if (!update_allowed(e->nodes[size_t(i)].params, params)) return CUDA_ERROR_INVALID_VALUE;
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                        const CUDA_HOST_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphExecHostNodeSetParams);
+    if (!nodeParams || !nodeParams->fn) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_exec_node(e, hNode, NodeParams::Host);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params = e->nodes[size_t(i)].params;
+    params.host = *nodeParams;
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                              CUgraph childGraph) {
+    SIM_ENTER(cuGraphExecChildGraphNodeSetParams);
+    Excl lk(S().mu);  // the replaced copy is erased
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    Graph* child = find_graph(childGraph);
+    long i = find_exec_node(e, hNode, NodeParams::Child);
+    if (i < 0 || child == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params = e->nodes[size_t(i)].params;
+    size_t at;
+    bool type_changed;
+    if (!same_topology(graph_nodes(params.child), child->nodes, &at, &type_changed))
+        return CUDA_ERROR_INVALID_VALUE;  // the child's topology must match the instantiated one
+    erase_graph(params.child);
+    params.child = clone_graph(handle_id(childGraph, TAG_GRAPH), e->nodes[size_t(i)].id);
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                              CUevent event) {
+    SIM_ENTER(cuGraphExecEventRecordNodeSetEvent);
+    return set_exec_node_event(hGraphExec, hNode, event, NodeParams::EventRecord);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                            CUevent event) {
+    SIM_ENTER(cuGraphExecEventWaitNodeSetEvent);
+    return set_exec_node_event(hGraphExec, hNode, event, NodeParams::EventWait);
+}
+
+namespace {
+
+// The node of `e` that graph node `h` was instantiated from, when its type can be
+// enabled and disabled (kernel, memset, memcpy); -1 otherwise (G().mu held).
+long find_switchable_exec_node(Exec* e, CUgraphNode h) {
+    if (e == nullptr) return -1;
+    long i = exec_node_index(*e, h);
+    if (i < 0) return -1;
+    int t = e->nodes[size_t(i)].type;
+    return t == CU_GRAPH_NODE_TYPE_KERNEL || t == CU_GRAPH_NODE_TYPE_MEMSET || t == CU_GRAPH_NODE_TYPE_MEMCPY ? i : -1;
+}
+
+}  // namespace
+
+SIM_EXPORT CUresult CUDAAPI cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled) {
+    SIM_ENTER(cuGraphNodeSetEnabled);
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_switchable_exec_node(e, hNode);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    e->enabled[size_t(i)] = isEnabled != 0;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphNodeGetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int* isEnabled) {
+    SIM_ENTER(cuGraphNodeGetEnabled);
+    if (!isEnabled) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_switchable_exec_node(e, hNode);
+    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
+    *isEnabled = e->enabled[size_t(i)] ? 1 : 0;
+    return CUDA_SUCCESS;
+}
+
+// Nodes are paired in creation order; the topology (count, types, edges, embedded
+// graphs) must match, and each pair's parameters follow the exec setters' rules.
+// On success the executable graph keeps its node handles and takes the new
+// parameters (and copies of the new embedded graphs).
+SIM_EXPORT CUresult CUDAAPI cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hGraph,
+                                             CUgraphExecUpdateResultInfo* resultInfo) {
+    SIM_ENTER(cuGraphExecUpdate);
+    if (!resultInfo) return CUDA_ERROR_INVALID_VALUE;
+    std::memset(resultInfo, 0, sizeof *resultInfo);
+    Excl lk(S().mu);  // replaced embedded-graph copies are erased
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    Graph* graph = find_graph(hGraph);
+    if (e == nullptr || graph == nullptr || graph->capturing) {
+        resultInfo->result = CU_GRAPH_EXEC_UPDATE_ERROR;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    auto refuse = [&](CUgraphExecUpdateResult why, long at) {
+        resultInfo->result = why;
+        resultInfo->errorNode = at >= 0 ? node_handle(graph->nodes[size_t(at)].id) : nullptr;
+        return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    };
+    if (e->nodes.size() != graph->nodes.size()) return refuse(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, -1);
+    size_t at;
+    bool type_changed;
+    if (!same_topology(e->nodes, graph->nodes, &at, &type_changed))
+        return refuse(type_changed ? CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
+                                   : CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED,
+                      long(at));
+    for (size_t i = 0; i < e->nodes.size(); ++i)
+        if (!update_allowed(e->nodes[i].params, graph->nodes[i].params))
+            return refuse(CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED, long(i));
+    for (size_t i = 0; i < e->nodes.size(); ++i) {
+        Node& n = e->nodes[i];
+        const Node& src = graph->nodes[i];
+        if (n.params.kind == NodeParams::Child) erase_graph(n.params.child);
+        n.op = src.op;
+        n.label = src.label;
+        n.params = src.params;
+        if (n.params.kind == NodeParams::Child) n.params.child = clone_graph(src.params.child, n.id);
+        e->ops[i] = make_node_op(n);
+    }
+    resultInfo->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+    return CUDA_SUCCESS;
 }
 
 // --- executable graphs ---------------------------------------------------------------
@@ -594,7 +1409,9 @@ SIM_EXPORT CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* phGraphExe
     uint64_t id = G().next_id++;
     Exec e;
     e.dev = graph->dev;
-    e.ops = graph->ops;
+    e.nodes = graph->nodes;
+    own_child_graphs(e.nodes);
+    build_exec_ops(e);
     e.memory = graph->memory;
     G().execs.emplace(id, std::move(e));
     params->hErrNode_out = nullptr;
@@ -610,6 +1427,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec) {
     Exec* e = find_exec(hGraphExec);
     if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
     release_memory(e->memory);
+    erase_child_graphs(e->nodes);
     G().execs.erase(handle_id(hGraphExec, TAG_EXEC));
     return CUDA_SUCCESS;
 }
@@ -636,7 +1454,8 @@ SIM_EXPORT CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStre
         Exec* e = find_exec(hGraphExec);
         if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
         if (e->dev >= 0 && e->dev != d) return CUDA_ERROR_INVALID_VALUE;
-        ops = e->ops;
+        for (size_t i : e->order)
+            if (e->enabled[i]) ops.push_back(e->ops[i]);
     }
     for (const GraphOp& op : ops) {  // no lock held: each operation takes its own
         CUresult rc = op(hStream);

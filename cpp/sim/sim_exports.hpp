@@ -39,7 +39,8 @@
     X(cuGreenCtxStreamCreate)                 \
     CUDA_SIM_MANAGED_OPS_FUNCTIONS(X)         \
     CUDA_SIM_TENSOR_MAP_FUNCTIONS(X)          \
-    CUDA_SIM_GRAPHICS_FUNCTIONS(X)
+    CUDA_SIM_GRAPHICS_FUNCTIONS(X)        \
+    CUDA_SIM_GRAPH_NODE_FUNCTIONS(X)
 
 // Managed-memory advice, prefetches, discards and batched copies (api_managed_ops.cpp).
 #define CUDA_SIM_MANAGED_OPS_FUNCTIONS(X) \
@@ -66,3 +67,35 @@
     X(cuGraphicsMapResources)             \
     X(cuGraphicsUnmapResources)           \
     X(cuGraphicsResourceGetMappedPointer)
+
+// Explicit graph nodes with parameters, their executable-graph setters and update (api_graphs.cpp).
+#define CUDA_SIM_GRAPH_NODE_FUNCTIONS(X)      \
+    X(cuGraphAddEventRecordNode)              \
+    X(cuGraphAddEventWaitNode)                \
+    X(cuGraphAddKernelNode)                   \
+    X(cuGraphKernelNodeGetParams)             \
+    X(cuGraphKernelNodeSetParams)             \
+    X(cuGraphAddMemsetNode)                   \
+    X(cuGraphMemsetNodeGetParams)             \
+    X(cuGraphMemsetNodeSetParams)             \
+    X(cuGraphAddMemcpyNode)                   \
+    X(cuGraphMemcpyNodeGetParams)             \
+    X(cuGraphMemcpyNodeSetParams)             \
+    X(cuGraphAddHostNode)                     \
+    X(cuGraphHostNodeGetParams)               \
+    X(cuGraphHostNodeSetParams)               \
+    X(cuGraphEventRecordNodeGetEvent)         \
+    X(cuGraphEventRecordNodeSetEvent)         \
+    X(cuGraphEventWaitNodeGetEvent)           \
+    X(cuGraphEventWaitNodeSetEvent)           \
+    X(cuGraphChildGraphNodeGetGraph)          \
+    X(cuGraphExecKernelNodeSetParams)         \
+    X(cuGraphExecMemsetNodeSetParams)         \
+    X(cuGraphExecMemcpyNodeSetParams)         \
+    X(cuGraphExecHostNodeSetParams)           \
+    X(cuGraphExecChildGraphNodeSetParams)     \
+    X(cuGraphExecEventRecordNodeSetEvent)     \
+    X(cuGraphExecEventWaitNodeSetEvent)       \
+    X(cuGraphNodeSetEnabled)                  \
+    X(cuGraphNodeGetEnabled)                  \
+    X(cuGraphExecUpdate)

@@ -1466,3 +1466,112 @@ TEST_F(Sim, ArraysTexturesSurfacesAndCopies) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------
+// Explicit graph nodes: stored parameters, dependency order, exec setters, update.
+std::vector<int> g_host_order;
+void record_host_order(void* data) { g_host_order.push_back(int(reinterpret_cast<uintptr_t>(data))); }
+
+TEST_F(Sim, ExplicitGraphNodesRunInDependencyOrderAndUpdate) {
+    CUmemoryPool pool = make_pool(false);
+    CUdeviceptr a = alloc(pool, 64), b = alloc(pool, 64);
+    CUgraph g = nullptr;
+    OK(D.cuGraphCreate(&g, 0));
+    // Host node 2 is created first but depends on host node 1: it must run second.
+    CUgraphNode first = nullptr, second = nullptr, fill = nullptr, copy = nullptr;
+    CUDA_MEMSET_NODE_PARAMS ms = {};
+    ms.dst = a;
+    ms.value = 0x5a;
+    ms.elementSize = 1;
+    ms.width = 64;
+    ms.height = 1;
+    OK(D.cuGraphAddMemsetNode(&fill, g, nullptr, 0, &ms, ctx_));
+    CUDA_MEMCPY3D cp = {};
+    cp.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    cp.srcDevice = a;
+    cp.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    cp.dstDevice = b;
+    cp.WidthInBytes = 64;
+    cp.Height = 1;
+    cp.Depth = 1;
+    OK(D.cuGraphAddMemcpyNode(&copy, g, &fill, 1, &cp, ctx_));
+    CUDA_HOST_NODE_PARAMS hp = {record_host_order, reinterpret_cast<void*>(uintptr_t(1))};
+    CUgraphNode dummy = nullptr;
+    OK(D.cuGraphAddEmptyNode(&dummy, g, nullptr, 0));
+    OK(D.cuGraphAddHostNode(&first, g, &dummy, 1, &hp));
+    hp.userData = reinterpret_cast<void*>(uintptr_t(2));
+    OK(D.cuGraphAddHostNode(&second, g, &first, 1, &hp));
+    // Stored parameters read back.
+    CUDA_MEMSET_NODE_PARAMS ms_back = {};
+    OK(D.cuGraphMemsetNodeGetParams(fill, &ms_back));
+    EXPECT_EQ(a, ms_back.dst);
+    EXPECT_EQ(0x5au, ms_back.value);
+    CUDA_MEMCPY3D cp_back = {};
+    OK(D.cuGraphMemcpyNodeGetParams(copy, &cp_back));
+    EXPECT_EQ(64u, cp_back.WidthInBytes);
+    CUDA_HOST_NODE_PARAMS hp_back = {};
+    OK(D.cuGraphHostNodeGetParams(second, &hp_back));
+    EXPECT_EQ(reinterpret_cast<void*>(uintptr_t(2)), hp_back.userData);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphHostNodeGetParams(fill, &hp_back));  // a memset node
+    // Bad parameters: element size 3, unmapped destination, no host function.
+    CUgraphNode bad = nullptr;
+    ms.elementSize = 3;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddMemsetNode(&bad, g, nullptr, 0, &ms, ctx_));
+    ms.elementSize = 1;
+    ms.dst = 0x10;
+    EXPECT_NE(CUDA_SUCCESS, D.cuGraphAddMemsetNode(&bad, g, nullptr, 0, &ms, ctx_));
+    ms.dst = a;
+    CUDA_HOST_NODE_PARAMS no_fn = {nullptr, nullptr};
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddHostNode(&bad, g, nullptr, 0, &no_fn));
+
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {};
+    CUgraphExec exec = nullptr;
+    OK(D.cuGraphInstantiateWithParams(&exec, g, &ip));
+    g_host_order.clear();
+    OK(D.cuGraphLaunch(exec, stream_));
+    EXPECT_EQ((std::vector<int>{1, 2}), g_host_order);
+    EXPECT_EQ(std::vector<unsigned char>(64, 0x5a), read(b, 64));
+
+    // Exec setter: a new value only in the executable graph.
+    ms.value = 0x11;
+    OK(D.cuGraphExecMemsetNodeSetParams(exec, fill, &ms, ctx_));
+    OK(D.cuGraphMemsetNodeGetParams(fill, &ms_back));
+    EXPECT_EQ(0x5au, ms_back.value);
+    OK(D.cuGraphLaunch(exec, stream_));
+    EXPECT_EQ(std::vector<unsigned char>(64, 0x11), read(b, 64));
+    ms.height = 2;  // a 1D memset cannot change its height
+    ms.pitch = 64;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphExecMemsetNodeSetParams(exec, fill, &ms, ctx_));
+    ms.height = 1;
+    // Disabled: the copy does not run.
+    OK(D.cuGraphNodeSetEnabled(exec, copy, 0));
+    unsigned enabled = 1;
+    OK(D.cuGraphNodeGetEnabled(exec, copy, &enabled));
+    EXPECT_EQ(0u, enabled);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphNodeSetEnabled(exec, first, 0));  // host nodes cannot be
+    ms.value = 0x22;
+    OK(D.cuGraphExecMemsetNodeSetParams(exec, fill, &ms, ctx_));
+    OK(D.cuGraphLaunch(exec, stream_));
+    EXPECT_EQ(std::vector<unsigned char>(64, 0x11), read(b, 64));
+    OK(D.cuGraphNodeSetEnabled(exec, copy, 1));
+
+    // Update from a graph of the same topology (value 0x33), then from one with a node too many.
+    ms.value = 0x33;
+    OK(D.cuGraphMemsetNodeSetParams(fill, &ms));
+    CUgraphExecUpdateResultInfo info = {};
+    OK(D.cuGraphExecUpdate(exec, g, &info));
+    EXPECT_EQ(CU_GRAPH_EXEC_UPDATE_SUCCESS, info.result);
+    OK(D.cuGraphLaunch(exec, stream_));
+    EXPECT_EQ(std::vector<unsigned char>(64, 0x33), read(b, 64));
+    CUgraphNode extra = nullptr;
+    OK(D.cuGraphAddEmptyNode(&extra, g, nullptr, 0));
+    EXPECT_EQ(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, D.cuGraphExecUpdate(exec, g, &info));
+    EXPECT_EQ(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, info.result);
+
+    OK(D.cuGraphExecDestroy(exec));
+    OK(D.cuGraphDestroy(g));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphMemsetNodeGetParams(fill, &ms_back));  // its graph is gone
+    OK(D.cuMemFreeAsync(a, stream_));
+    OK(D.cuMemFreeAsync(b, stream_));
+    OK(D.cuMemPoolDestroy(pool));
+}
