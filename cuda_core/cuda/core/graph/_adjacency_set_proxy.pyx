@@ -137,7 +137,7 @@ cdef class _AdjacencySetCore:
     cdef list members(self):
         cdef vector[CUgraphNode] raw = self._raw_members()
         graph = self._node._graph
-        return [graph._node(<size_t>raw[i]) for i in range(raw.size())]
+        return [graph._node_of(<size_t>raw[i]) for i in range(raw.size())]
 
     cdef bint has(self, GraphNode other) except -1:
         cdef vector[CUgraphNode] raw

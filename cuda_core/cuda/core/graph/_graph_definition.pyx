@@ -326,6 +326,10 @@ cdef class GraphDefinition:
             return found
         return registered_node(<GraphNode>self._new_node(raw))
 
+    def _node_of(self, uintptr_t raw):
+        """The node object of CUgraphNode `raw` (an int) of this graph (see _node)."""
+        return self._node(raw)
+
     cdef object _new_node(self, uintptr_t raw):
         """A new node object of `raw`, of its type's class."""
         cdef CUgraphNodeType t
