@@ -244,7 +244,8 @@ namespace cuda_core {
     X(cuGraphNodeGetDependencies)                \
     X(cuGraphNodeGetDependentNodes)              \
     X(cuGraphConditionalHandleCreate)            \
-    X(cuGraphAddNode)
+    X(cuGraphAddNode)                            \
+    X(cuStreamBeginCaptureToGraph)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

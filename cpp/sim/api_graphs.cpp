@@ -95,6 +95,7 @@ struct Capture {
     std::thread::id thread;
     CUstream origin = nullptr;
     bool invalidated = false;
+    bool into_existing = false;         // cuStreamBeginCaptureToGraph: the graph is the caller's, kept on failure
     std::map<CUstream, bool> unjoined;  // forked streams: true while work on them is not joined back
 };
 
@@ -606,6 +607,44 @@ SIM_EXPORT CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream, CUstreamCaptu
     return CUDA_SUCCESS;
 }
 
+// Captures into an existing graph (a conditional node's body, typically): the
+// captured work depends on `dependencies`; ending the capture hands the same
+// graph back, which stays its owner's.
+SIM_EXPORT CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+                                                       const CUgraphNode* dependencies,
+                                                       const CUgraphEdgeData* dependencyData, size_t numDependencies,
+                                                       CUstreamCaptureMode mode) {
+    SIM_ENTER(cuStreamBeginCaptureToGraph);
+    (void)dependencyData;
+    int m = raw(mode);
+    if (m < CU_STREAM_CAPTURE_MODE_GLOBAL || m > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    int dev;
+    CUresult rc = resolve_stream(hStream, &dev);
+    if (rc != CUDA_SUCCESS) return rc;
+    uintptr_t v = reinterpret_cast<uintptr_t>(hStream);
+    if (v == 0 || v == 1) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // the legacy default stream
+    std::lock_guard<std::mutex> g(G().mu);
+    if (G().streams.count(hStream)) return CUDA_ERROR_ILLEGAL_STATE;
+    Graph* graph = find_graph(hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (graph->capturing) return CUDA_ERROR_ILLEGAL_STATE;
+    uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
+    rc = check_dependencies(graph_id, dependencies, numDependencies);
+    if (rc != CUDA_SUCCESS) return rc;
+    graph->capturing = true;
+    uint64_t capture_id = G().next_id++;
+    Capture c;
+    c.graph_id = graph_id;
+    c.mode = m;
+    c.thread = std::this_thread::get_id();
+    c.origin = hStream;
+    c.into_existing = true;
+    G().captures.emplace(capture_id, std::move(c));
+    G().streams[hStream] = CapturingStream{capture_id, std::vector<CUgraphNode>(dependencies, dependencies + numDependencies)};
+    return CUDA_SUCCESS;
+}
+
 SIM_EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
     SIM_ENTER(cuStreamEndCapture);
     if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
@@ -625,9 +664,14 @@ SIM_EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph* phGrap
     for (auto& kv : c.unjoined) unjoined = unjoined || kv.second;
     uint64_t graph_id = c.graph_id;
     bool invalidated = c.invalidated;
+    bool into_existing = c.into_existing;
     end_capture(id);
     Graph& graph = G().graphs[graph_id];
     graph.capturing = false;
+    if ((invalidated || unjoined) && into_existing) {
+        *phGraph = nullptr;
+        return invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+    }
     if (invalidated || unjoined) {
         erase_graph(graph_id);
         *phGraph = nullptr;

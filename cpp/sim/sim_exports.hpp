@@ -109,4 +109,5 @@
     X(cuGraphNodeGetDependencies)             \
     X(cuGraphNodeGetDependentNodes)           \
     X(cuGraphConditionalHandleCreate)         \
-    X(cuGraphAddNode)
+    X(cuGraphAddNode)                         \
+    X(cuStreamBeginCaptureToGraph)

@@ -714,6 +714,7 @@ cdef extern from "cuda.h" nogil:
 cdef extern from "driver.hpp" namespace "cuda_core" nogil:
     cppclass GraphDriverTable "cuda_core::DriverTable":
         CUresult (*cuStreamBeginCapture_)(CUstream, CUstreamCaptureMode)
+        CUresult (*cuStreamEndCapture_)(CUstream, CUgraph*)
         CUresult (*cuStreamIsCapturing_)(CUstream, CUstreamCaptureStatus*)
         CUresult (*cuStreamGetCaptureInfo_)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*,
                                             const CUgraphNode**, const CUgraphEdgeData**, size_t*)
@@ -752,6 +753,8 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
                                                    unsigned int)
         CUresult (*cuGraphAddNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t,
                                    CUgraphNodeParams*)
+        CUresult (*cuStreamBeginCaptureToGraph_)(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t,
+                                                CUstreamCaptureMode)
 
 cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass GraphBox:

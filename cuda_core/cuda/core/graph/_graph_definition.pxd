@@ -21,5 +21,8 @@ cdef class GraphDefinition:
     cdef void _invalidate(self)
 
 
+# A GraphCondition of the CUgraphConditionalHandle `handle`.
+cdef GraphCondition GraphCondition_from_handle(unsigned long long handle)
+
 # A GraphDefinition viewing `graph` (a builder's captured graph): it shares the handle.
 cdef GraphDefinition GraphDefinition_view(GraphHandle graph)
