@@ -237,7 +237,15 @@ namespace cuda_core {
     X(cuGraphExecEventWaitNodeSetEvent)          \
     X(cuGraphNodeSetEnabled)                     \
     X(cuGraphNodeGetEnabled)                     \
-    X(cuGraphExecUpdate)
+    X(cuGraphExecUpdate)                         \
+    X(cuGraphDestroyNode)                        \
+    X(cuGraphAddDependencies)                    \
+    X(cuGraphRemoveDependencies)                 \
+    X(cuGraphNodeGetDependencies)                \
+    X(cuGraphNodeGetDependentNodes)              \
+    X(cuGraphConditionalHandleCreate)            \
+    X(cuGraphAddNode)                            \
+    X(cuStreamBeginCaptureToGraph)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

@@ -84,8 +84,9 @@ def test_nodes_of_a_destroyed_node_object_raise(device):
 
     orphan = GraphNode()
     for call in (lambda: orphan.embed(None), lambda: orphan.record(None), lambda: orphan.wait(None),
-                 lambda: orphan.deallocate(0)):
-        with pytest.raises(RuntimeError, match="not a node of a graph"):
+                 lambda: orphan.deallocate(0), lambda: orphan.launch(None, None), lambda: orphan.memset(0, 0, 1),
+                 lambda: orphan.memcpy(0, 0, 1), lambda: orphan.callback(print)):
+        with pytest.raises(RuntimeError, match="invalid GraphDefinition"):
             call()
 
 

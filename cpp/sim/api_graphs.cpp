@@ -36,7 +36,8 @@ struct GraphMemory {
 // operation (kind Captured) has only its closure. Launches and executable
 // graphs build their operations from these (make_node_op).
 struct NodeParams {
-    enum Kind { Captured, Empty, Kernel, Memset, Memcpy, Host, EventRecord, EventWait, Child, MemAlloc, MemFree };
+    enum Kind { Captured, Empty, Kernel, Memset, Memcpy, Host, EventRecord, EventWait, Child, MemAlloc, MemFree,
+                Conditional };
     Kind kind = Captured;
     CUDA_KERNEL_NODE_PARAMS kernel{};               // kernelParams/extra not kept (see args)
     std::vector<std::vector<unsigned char>> args;   // copied argument values (the stand-in's sizes)
@@ -47,6 +48,12 @@ struct NodeParams {
     uint64_t child = 0;  // the embedded graph (a graph of G().graphs the node owns)
     CUDA_MEM_ALLOC_NODE_PARAMS alloc{};    // MemAlloc (accessDescs: into `access`); MemFree: alloc.dptr
     std::vector<CUmemAccessDesc> access;
+    // A conditional node: its condition handle, CUgraphConditionalNodeType, the body
+    // graphs it owns, and the array phGraph_out points at (shared: nodes are copied).
+    uint64_t condition = 0;
+    int cond_type = CU_GRAPH_COND_TYPE_IF;
+    std::vector<uint64_t> bodies;
+    std::shared_ptr<std::vector<CUgraph>> body_handles;
 };
 
 struct Node {
@@ -64,7 +71,16 @@ struct Graph {
     std::vector<Node> nodes;  // in creation order
     std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
     bool capturing = false;
-    uint64_t owner_node = 0;  // non-zero: the embedded graph of that child node
+    uint64_t owner_node = 0;  // non-zero: the embedded graph of that child node, or a body of that conditional node
+};
+
+// A condition variable (cuGraphConditionalHandleCreate): the graph it was made
+// for (its conditional nodes are in that graph or below it) and its default.
+struct Condition {
+    uint64_t graph_id = 0;
+    int ctx_id = 0;
+    unsigned default_value = 0;
+    bool assign_default = false;
 };
 
 struct Exec {
@@ -82,6 +98,7 @@ struct Capture {
     std::thread::id thread;
     CUstream origin = nullptr;
     bool invalidated = false;
+    bool into_existing = false;         // cuStreamBeginCaptureToGraph: the graph is the caller's, kept on failure
     std::map<CUstream, bool> unjoined;  // forked streams: true while work on them is not joined back
 };
 
@@ -99,6 +116,7 @@ struct GraphState {
     std::map<CUstream, CapturingStream> streams;
     std::map<CUevent, std::pair<uint64_t, CUstream>> capture_events;  // event -> (capture, recording stream)
     std::unordered_map<uint64_t, uint64_t> node_graph;                 // node id -> graph id
+    std::unordered_map<uint64_t, Condition> conditions;                // condition handle -> its variable
     uint64_t graph_pool[kMaxDevices] = {};
 };
 
@@ -166,16 +184,28 @@ Node* find_node(CUgraphNode h, Graph** graph_out = nullptr, uint64_t* graph_id_o
     return nullptr;
 }
 
-// Erases graph `id`, its nodes and the embedded graphs its child nodes own (G().mu held,
-// S().mu exclusive: graph memory may be released).
+// The graphs node `n` owns: a child node's embedded graph, a conditional node's bodies.
+std::vector<uint64_t*> owned_graphs(Node& n) {
+    std::vector<uint64_t*> owned;
+    if (n.params.kind == NodeParams::Child) owned.push_back(&n.params.child);
+    if (n.params.kind == NodeParams::Conditional)
+        for (uint64_t& b : n.params.bodies) owned.push_back(&b);
+    return owned;
+}
+
+// Erases graph `id`, its nodes and the graphs they own (embedded graphs, conditional
+// bodies), and the conditions made for it (G().mu held, S().mu exclusive: graph
+// memory may be released).
 void erase_graph(uint64_t id) {
     auto it = G().graphs.find(id);
     if (it == G().graphs.end()) return;
     std::vector<uint64_t> children;
-    for (const Node& n : it->second.nodes) {
+    for (Node& n : it->second.nodes) {
         G().node_graph.erase(n.id);
-        if (n.params.kind == NodeParams::Child) children.push_back(n.params.child);
+        for (uint64_t* owned : owned_graphs(n)) children.push_back(*owned);
     }
+    for (auto c = G().conditions.begin(); c != G().conditions.end();)
+        c = c->second.graph_id == id ? G().conditions.erase(c) : std::next(c);
     release_memory(it->second.memory);
     G().graphs.erase(it);
     for (uint64_t c : children) erase_graph(c);
@@ -222,6 +252,8 @@ std::vector<size_t> topological_order(const std::vector<Node>& nodes) {
 }
 
 GraphOp make_node_op(const Node& n);
+GraphOp make_conditional_op(const NodeParams& p);
+bool instantiable(std::vector<Node>& nodes, bool in_body, CUgraphNode* bad);
 
 // The operations of graph `id` in a topological order, as one operation (G().mu held).
 GraphOp make_graph_op(uint64_t id) {
@@ -304,6 +336,8 @@ GraphOp make_node_op(const Node& n) {
         }
         case NodeParams::Child:
             return make_graph_op(p.child);
+        case NodeParams::Conditional:
+            return make_conditional_op(p);
         case NodeParams::Empty:
         case NodeParams::MemAlloc:  // graph memory is mapped when the node is added (same address every launch)
         case NodeParams::MemFree:
@@ -332,7 +366,7 @@ uint64_t clone_graph(uint64_t src_id, uint64_t owner_node) {
     }
     for (Node& n : copy.nodes) {
         for (CUgraphNode& d : n.deps) d = renamed[d];
-        if (n.params.kind == NodeParams::Child) n.params.child = clone_graph(n.params.child, n.id);
+        for (uint64_t* owned : owned_graphs(n)) *owned = clone_graph(*owned, n.id);
     }
     G().graphs.emplace(id, std::move(copy));
     return id;
@@ -578,6 +612,44 @@ SIM_EXPORT CUresult CUDAAPI cuStreamBeginCapture(CUstream hStream, CUstreamCaptu
     return CUDA_SUCCESS;
 }
 
+// Captures into an existing graph (a conditional node's body, typically): the
+// captured work depends on `dependencies`; ending the capture hands the same
+// graph back, which stays its owner's.
+SIM_EXPORT CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph,
+                                                       const CUgraphNode* dependencies,
+                                                       const CUgraphEdgeData* dependencyData, size_t numDependencies,
+                                                       CUstreamCaptureMode mode) {
+    SIM_ENTER(cuStreamBeginCaptureToGraph);
+    (void)dependencyData;
+    int m = raw(mode);
+    if (m < CU_STREAM_CAPTURE_MODE_GLOBAL || m > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+    Shared lk(S().mu);
+    int dev;
+    CUresult rc = resolve_stream(hStream, &dev);
+    if (rc != CUDA_SUCCESS) return rc;
+    uintptr_t v = reinterpret_cast<uintptr_t>(hStream);
+    if (v == 0 || v == 1) return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;  // the legacy default stream
+    std::lock_guard<std::mutex> g(G().mu);
+    if (G().streams.count(hStream)) return CUDA_ERROR_ILLEGAL_STATE;
+    Graph* graph = find_graph(hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (graph->capturing) return CUDA_ERROR_ILLEGAL_STATE;
+    uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
+    rc = check_dependencies(graph_id, dependencies, numDependencies);
+    if (rc != CUDA_SUCCESS) return rc;
+    graph->capturing = true;
+    uint64_t capture_id = G().next_id++;
+    Capture c;
+    c.graph_id = graph_id;
+    c.mode = m;
+    c.thread = std::this_thread::get_id();
+    c.origin = hStream;
+    c.into_existing = true;
+    G().captures.emplace(capture_id, std::move(c));
+    G().streams[hStream] = CapturingStream{capture_id, std::vector<CUgraphNode>(dependencies, dependencies + numDependencies)};
+    return CUDA_SUCCESS;
+}
+
 SIM_EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph* phGraph) {
     SIM_ENTER(cuStreamEndCapture);
     if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
@@ -597,9 +669,14 @@ SIM_EXPORT CUresult CUDAAPI cuStreamEndCapture(CUstream hStream, CUgraph* phGrap
     for (auto& kv : c.unjoined) unjoined = unjoined || kv.second;
     uint64_t graph_id = c.graph_id;
     bool invalidated = c.invalidated;
+    bool into_existing = c.into_existing;
     end_capture(id);
     Graph& graph = G().graphs[graph_id];
     graph.capturing = false;
+    if ((invalidated || unjoined) && into_existing) {
+        *phGraph = nullptr;
+        return invalidated ? CUDA_ERROR_STREAM_CAPTURE_INVALIDATED : CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
+    }
     if (invalidated || unjoined) {
         erase_graph(graph_id);
         *phGraph = nullptr;
@@ -719,6 +796,8 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, C
     Graph* child = find_graph(childGraph);
     if (graph == nullptr || child == nullptr || graph == child) return CUDA_ERROR_INVALID_VALUE;
     if (!child->memory->ptrs.empty()) return CUDA_ERROR_NOT_SUPPORTED;  // no memory nodes in child graphs
+    for (const Node& n : child->nodes)  // nor conditional nodes
+        if (n.type == CU_GRAPH_NODE_TYPE_CONDITIONAL) return CUDA_ERROR_NOT_SUPPORTED;
     uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
     CUresult rc = check_dependencies(graph_id, dependencies, numDependencies);
     if (rc != CUDA_SUCCESS) return rc;
@@ -951,13 +1030,13 @@ void set_exec_node(Exec& e, size_t i, NodeParams params) {
 // graph's own, G().mu held), so that the graph it came from may go.
 void own_child_graphs(std::vector<Node>& nodes) {
     for (Node& n : nodes)
-        if (n.params.kind == NodeParams::Child) n.params.child = clone_graph(n.params.child, n.id);
+        for (uint64_t* owned : owned_graphs(n)) *owned = clone_graph(*owned, n.id);
 }
 
 // Erases the embedded graphs an executable graph's child nodes own (G().mu held, S().mu exclusive).
 void erase_child_graphs(std::vector<Node>& nodes) {
     for (Node& n : nodes)
-        if (n.params.kind == NodeParams::Child) erase_graph(n.params.child);
+        for (uint64_t* owned : owned_graphs(n)) erase_graph(*owned);
 }
 
 }  // namespace
@@ -1480,6 +1559,303 @@ SIM_EXPORT CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdev
     return CUDA_SUCCESS;
 }
 
+// --- graph structure: node removal, edges, condition handles, conditional nodes ----------------
+namespace cuda_sim {
+namespace {
+
+constexpr Tag TAG_CONDITION = Tag(0x6C);
+
+// Whether graph `g` holds memory allocation or free nodes (their graphs' nodes
+// cannot be destroyed nor their edges removed).
+bool has_memory_nodes(const Graph& g) {
+    for (const Node& n : g.nodes)
+        if (n.type == CU_GRAPH_NODE_TYPE_MEM_ALLOC || n.type == CU_GRAPH_NODE_TYPE_MEM_FREE) return true;
+    return false;
+}
+
+// The graph holding node `h` when it is a node of graph `graph_id`, else nullptr (G().mu held).
+Node* node_of_graph(CUgraphNode h, uint64_t graph_id) {
+    uint64_t gid = 0;
+    Node* n = find_node(h, nullptr, &gid);
+    return n != nullptr && gid == graph_id ? n : nullptr;
+}
+
+// Whether graph `inner` is graph `outer` or lies inside it (a body or embedded
+// graph of one of its nodes, at any depth); G().mu held.
+bool graph_within(uint64_t inner, uint64_t outer) {
+    for (uint64_t g = inner; g != 0;) {
+        if (g == outer) return true;
+        auto it = G().graphs.find(g);
+        if (it == G().graphs.end() || it->second.owner_node == 0) return false;
+        auto owner = G().node_graph.find(it->second.owner_node);
+        g = owner == G().node_graph.end() ? 0 : owner->second;
+    }
+    return false;
+}
+
+// Checks the `count` edges from[i] -> to[i] of graph `graph_id` for add (`adding`) or
+// removal: nodes of the graph, no self edge, no edge named twice, and the edge absent
+// (add) or present (removal). G().mu held.
+CUresult check_edges(uint64_t graph_id, const CUgraphNode* from, const CUgraphNode* to,
+                     const CUgraphEdgeData* edgeData, size_t count, bool adding) {
+    if (count == 0) return CUDA_SUCCESS;
+    if (from == nullptr || to == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    static const CUgraphEdgeData kDefaultEdge = {};
+    for (size_t i = 0; i < count; ++i) {
+        if (edgeData != nullptr && std::memcmp(&edgeData[i], &kDefaultEdge, sizeof kDefaultEdge) != 0)
+            return CUDA_ERROR_INVALID_VALUE;  // only default (full-completion) edges are modelled
+        Node* a = node_of_graph(from[i], graph_id);
+        Node* b = node_of_graph(to[i], graph_id);
+        if (a == nullptr || b == nullptr || a == b) return CUDA_ERROR_INVALID_VALUE;
+        bool present = std::find(b->deps.begin(), b->deps.end(), from[i]) != b->deps.end();
+        if (present != !adding) return CUDA_ERROR_INVALID_VALUE;
+        for (size_t j = 0; j < i; ++j)
+            if (from[j] == from[i] && to[j] == to[i]) return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+// Copies the `found` nodes into `out` (capacity *count) as cuGraphNodeGetDependencies
+// does: fewer found leaves the rest NULL; *count becomes the number written (or, with no
+// array, the number found). Edge data is the default.
+CUresult list_nodes(const std::vector<CUgraphNode>& found, CUgraphNode* out, CUgraphEdgeData* edgeData,
+                    size_t* count) {
+    if (count == nullptr || (edgeData != nullptr && out == nullptr)) return CUDA_ERROR_INVALID_VALUE;
+    if (out == nullptr) {
+        *count = found.size();
+        return CUDA_SUCCESS;
+    }
+    size_t n = std::min(found.size(), *count);
+    for (size_t i = 0; i < *count; ++i) {
+        out[i] = i < n ? found[i] : nullptr;
+        if (edgeData != nullptr) std::memset(&edgeData[i], 0, sizeof(CUgraphEdgeData));
+    }
+    *count = n;
+    return CUDA_SUCCESS;
+}
+
+// Whether the node types allowed in a conditional body (kernel, empty, child graph, memset,
+// memcpy, conditional) are the only ones in `nodes` and, recursively, in the graphs they own.
+// *bad is the first offending node (G().mu held).
+bool body_nodes_allowed(std::vector<Node>& nodes, CUgraphNode* bad) {
+    for (Node& n : nodes) {
+        switch (n.type) {
+            case CU_GRAPH_NODE_TYPE_KERNEL:
+            case CU_GRAPH_NODE_TYPE_EMPTY:
+            case CU_GRAPH_NODE_TYPE_GRAPH:
+            case CU_GRAPH_NODE_TYPE_MEMSET:
+            case CU_GRAPH_NODE_TYPE_MEMCPY:
+            case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+                break;
+            default:
+                *bad = node_handle(n.id);
+                return false;
+        }
+        for (uint64_t* owned : owned_graphs(n)) {
+            auto it = G().graphs.find(*owned);
+            if (it != G().graphs.end() && !body_nodes_allowed(it->second.nodes, bad)) return false;
+        }
+    }
+    return true;
+}
+
+// Whether `nodes` can be instantiated: their dependencies form no cycle, and every
+// conditional node's bodies hold only the node types a body allows (recursively). *bad is
+// the node at fault (G().mu held). `in_body`: `nodes` are a body's.
+bool instantiable(std::vector<Node>& nodes, bool in_body, CUgraphNode* bad) {
+    if (topological_order(nodes).size() != nodes.size()) {
+        *bad = nodes.empty() ? nullptr : node_handle(nodes.front().id);
+        return false;  // a cycle: some node never becomes ready
+    }
+    if (in_body && !body_nodes_allowed(nodes, bad)) return false;
+    for (Node& n : nodes)
+        for (uint64_t* owned : owned_graphs(n)) {
+            auto it = G().graphs.find(*owned);
+            if (it == G().graphs.end()) continue;
+            if (!instantiable(it->second.nodes, in_body || n.params.kind == NodeParams::Conditional, bad))
+                return false;
+        }
+    return true;
+}
+
+// What a launch runs for a conditional node: the value is the condition's default when
+// it assigns one at launch, else 0 (nothing on the simulator runs device code that sets
+// a condition); IF runs body 0 on non-zero (body 1, if any, on zero), SWITCH runs body
+// `value` when there is one, and WHILE with a non-zero value would never end, so the
+// launch fails with CUDA_ERROR_LAUNCH_TIMEOUT instead (G().mu held while building).
+GraphOp make_conditional_op(const NodeParams& p) {
+    unsigned value = 0;
+    auto c = G().conditions.find(p.condition);
+    if (c != G().conditions.end() && c->second.assign_default) value = c->second.default_value;
+    std::vector<GraphOp> bodies;
+    for (uint64_t b : p.bodies) bodies.push_back(make_graph_op(b));
+    int type = p.cond_type;
+    return [value, type, bodies](CUstream s) -> CUresult {
+        if (type == CU_GRAPH_COND_TYPE_WHILE) return value != 0 ? CUDA_ERROR_LAUNCH_TIMEOUT : CUDA_SUCCESS;
+        size_t pick = type == CU_GRAPH_COND_TYPE_SWITCH ? size_t(value) : value != 0 ? 0 : 1;
+        return pick < bodies.size() ? bodies[pick](s) : CUDA_SUCCESS;
+    };
+}
+
+}  // namespace
+}  // namespace cuda_sim
+
+SIM_EXPORT CUresult CUDAAPI cuGraphDestroyNode(CUgraphNode hNode) {
+    SIM_ENTER(cuGraphDestroyNode);
+    Excl lk(S().mu);  // an owned graph erased with the node may release graph memory
+    std::lock_guard<std::mutex> g(G().mu);
+    Graph* graph = nullptr;
+    uint64_t graph_id = 0;
+    Node* node = find_node(hNode, &graph, &graph_id);
+    if (node == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (graph->capturing || has_memory_nodes(*graph)) return CUDA_ERROR_INVALID_VALUE;
+    std::vector<uint64_t> owned;
+    for (uint64_t* o : owned_graphs(*node)) owned.push_back(*o);
+    uint64_t id = node->id;
+    graph->nodes.erase(graph->nodes.begin() + (node - graph->nodes.data()));
+    for (Node& n : graph->nodes) n.deps.erase(std::remove(n.deps.begin(), n.deps.end(), hNode), n.deps.end());
+    G().node_graph.erase(id);
+    for (uint64_t o : owned) erase_graph(o);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddDependencies(CUgraph hGraph, const CUgraphNode* from, const CUgraphNode* to,
+                                                  const CUgraphEdgeData* edgeData, size_t numDependencies) {
+    SIM_ENTER(cuGraphAddDependencies);
+    std::lock_guard<std::mutex> g(G().mu);
+    Graph* graph = find_graph(hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
+    CUresult rc = check_edges(graph_id, from, to, edgeData, numDependencies, true);
+    if (rc != CUDA_SUCCESS) return rc;
+    for (size_t i = 0; i < numDependencies; ++i) node_of_graph(to[i], graph_id)->deps.push_back(from[i]);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphRemoveDependencies(CUgraph hGraph, const CUgraphNode* from,
+                                                     const CUgraphNode* to, const CUgraphEdgeData* edgeData,
+                                                     size_t numDependencies) {
+    SIM_ENTER(cuGraphRemoveDependencies);
+    std::lock_guard<std::mutex> g(G().mu);
+    Graph* graph = find_graph(hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
+    CUresult rc = check_edges(graph_id, from, to, edgeData, numDependencies, false);
+    if (rc != CUDA_SUCCESS) return rc;
+    if (numDependencies != 0 && has_memory_nodes(*graph)) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < numDependencies; ++i) {
+        auto& deps = node_of_graph(to[i], graph_id)->deps;
+        deps.erase(std::remove(deps.begin(), deps.end(), from[i]), deps.end());
+    }
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphNodeGetDependencies(CUgraphNode hNode, CUgraphNode* dependencies,
+                                                      CUgraphEdgeData* edgeData, size_t* numDependencies) {
+    SIM_ENTER(cuGraphNodeGetDependencies);
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* node = find_node(hNode);
+    if (node == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    return list_nodes(node->deps, dependencies, edgeData, numDependencies);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphNodeGetDependentNodes(CUgraphNode hNode, CUgraphNode* dependentNodes,
+                                                        CUgraphEdgeData* edgeData, size_t* numDependentNodes) {
+    SIM_ENTER(cuGraphNodeGetDependentNodes);
+    std::lock_guard<std::mutex> g(G().mu);
+    Graph* graph = nullptr;
+    if (find_node(hNode, &graph) == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::vector<CUgraphNode> dependents;
+    for (const Node& n : graph->nodes)
+        if (std::find(n.deps.begin(), n.deps.end(), hNode) != n.deps.end()) dependents.push_back(node_handle(n.id));
+    return list_nodes(dependents, dependentNodes, edgeData, numDependentNodes);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphConditionalHandleCreate(CUgraphConditionalHandle* pHandle_out, CUgraph hGraph,
+                                                          CUcontext ctx, unsigned int defaultLaunchValue,
+                                                          unsigned int flags) {
+    SIM_ENTER(cuGraphConditionalHandleCreate);
+    if (pHandle_out == nullptr || (flags & ~unsigned(CU_GRAPH_COND_ASSIGN_DEFAULT)) != 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    int ctx_id = ctx != nullptr ? ctx_id_of(ctx) : current_ctx_id();
+    if (ctx_id == 0) return ctx != nullptr ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_CONTEXT;
+    std::lock_guard<std::mutex> g(G().mu);
+    if (find_graph(hGraph) == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    Condition c;
+    c.graph_id = handle_id(hGraph, TAG_GRAPH);
+    c.ctx_id = ctx_id;
+    c.default_value = defaultLaunchValue;
+    c.assign_default = (flags & CU_GRAPH_COND_ASSIGN_DEFAULT) != 0;
+    CUgraphConditionalHandle handle = make_handle(TAG_CONDITION, G().next_id++);
+    G().conditions.emplace(handle, c);
+    *pHandle_out = handle;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                                          const CUgraphEdgeData* dependencyData, size_t numDependencies,
+                                          CUgraphNodeParams* nodeParams) {
+    SIM_ENTER(cuGraphAddNode);
+    if (phGraphNode == nullptr || nodeParams == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    static const CUgraphEdgeData kDefaultEdge = {};
+    for (size_t i = 0; dependencyData != nullptr && i < numDependencies; ++i)
+        if (std::memcmp(&dependencyData[i], &kDefaultEdge, sizeof kDefaultEdge) != 0) return CUDA_ERROR_INVALID_VALUE;
+    int type = raw(nodeParams->type);
+    if (type != CU_GRAPH_NODE_TYPE_EMPTY && type != CU_GRAPH_NODE_TYPE_CONDITIONAL)
+        return CUDA_ERROR_NOT_SUPPORTED;  // the other kinds: their cuGraphAdd*Node entry points
+    int ctx_id = 0;
+    if (type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
+        CUcontext ctx = nodeParams->conditional.ctx;
+        ctx_id = ctx != nullptr ? ctx_id_of(ctx) : current_ctx_id();
+        if (ctx_id == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    }
+    std::lock_guard<std::mutex> g(G().mu);
+    Graph* graph = find_graph(hGraph);
+    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
+    CUresult rc = check_dependencies(graph_id, dependencies, numDependencies);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::vector<CUgraphNode> deps(dependencies, dependencies + numDependencies);
+    NodeParams params;
+    if (type == CU_GRAPH_NODE_TYPE_EMPTY) {
+        params.kind = NodeParams::Empty;
+        *phGraphNode = add_node(graph_id, *graph, nullptr, "EMPTY", type, std::move(deps), std::move(params));
+        return CUDA_SUCCESS;
+    }
+    CUDA_CONDITIONAL_NODE_PARAMS& cp = nodeParams->conditional;
+    auto cond = G().conditions.find(cp.handle);
+    if (cond == G().conditions.end() || !graph_within(graph_id, cond->second.graph_id)) return CUDA_ERROR_INVALID_VALUE;
+    if (cond->second.ctx_id != ctx_id) return CUDA_ERROR_INVALID_VALUE;
+    int ctype = raw(cp.type);
+    bool size_ok = (ctype == CU_GRAPH_COND_TYPE_IF && (cp.size == 1 || cp.size == 2)) ||
+                   (ctype == CU_GRAPH_COND_TYPE_WHILE && cp.size == 1) ||
+                   (ctype == CU_GRAPH_COND_TYPE_SWITCH && cp.size >= 1);
+    if (!size_ok) return CUDA_ERROR_INVALID_VALUE;
+    params.kind = NodeParams::Conditional;
+    params.condition = cp.handle;
+    params.cond_type = ctype;
+    params.body_handles = std::make_shared<std::vector<CUgraph>>();
+    int dev = graph->dev;
+    *phGraphNode = add_node(graph_id, *graph, nullptr, "CONDITIONAL", type, std::move(deps), std::move(params));
+    uint64_t node_id = handle_id(*phGraphNode, TAG_NODE);
+    std::vector<uint64_t> bodies;
+    std::vector<CUgraph> handles;
+    for (unsigned i = 0; i < cp.size; ++i) {
+        Graph body;
+        body.dev = dev;
+        body.owner_node = node_id;
+        uint64_t body_id = G().next_id++;
+        G().graphs.emplace(body_id, std::move(body));
+        bodies.push_back(body_id);
+        handles.push_back(graph_handle(body_id));
+    }
+    Node& node = G().graphs[graph_id].nodes.back();  // `graph` may have moved: the map grew
+    node.params.bodies = bodies;
+    *node.params.body_handles = handles;
+    cp.phGraph_out = node.params.body_handles->data();
+    return CUDA_SUCCESS;
+}
+
 // --- executable graphs ---------------------------------------------------------------
 SIM_EXPORT CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph,
                                                         CUDA_GRAPH_INSTANTIATE_PARAMS* params) {
@@ -1500,6 +1876,12 @@ SIM_EXPORT CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* phGraphExe
     std::lock_guard<std::mutex> g(G().mu);
     Graph* graph = find_graph(hGraph);
     if (graph == nullptr || graph->capturing) return CUDA_ERROR_INVALID_VALUE;
+    CUgraphNode bad = nullptr;
+    if (!instantiable(graph->nodes, false, &bad)) {
+        params->hErrNode_out = bad;
+        params->result_out = CUDA_GRAPH_INSTANTIATE_ERROR;
+        return CUDA_ERROR_INVALID_VALUE;
+    }
     uint64_t id = G().next_id++;
     Exec e;
     e.dev = graph->dev;

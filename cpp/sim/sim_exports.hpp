@@ -40,7 +40,8 @@
     CUDA_SIM_MANAGED_OPS_FUNCTIONS(X)         \
     CUDA_SIM_TENSOR_MAP_FUNCTIONS(X)          \
     CUDA_SIM_GRAPHICS_FUNCTIONS(X)        \
-    CUDA_SIM_GRAPH_NODE_FUNCTIONS(X)
+    CUDA_SIM_GRAPH_NODE_FUNCTIONS(X)          \
+    CUDA_SIM_GRAPH_STRUCTURE_FUNCTIONS(X)
 
 // Managed-memory advice, prefetches, discards and batched copies (api_managed_ops.cpp).
 #define CUDA_SIM_MANAGED_OPS_FUNCTIONS(X) \
@@ -103,3 +104,14 @@
     X(cuGraphNodeSetEnabled)                  \
     X(cuGraphNodeGetEnabled)                  \
     X(cuGraphExecUpdate)
+
+// Graph structure: node removal, edges, condition handles and conditional nodes (api_graphs.cpp).
+#define CUDA_SIM_GRAPH_STRUCTURE_FUNCTIONS(X) \
+    X(cuGraphDestroyNode)                     \
+    X(cuGraphAddDependencies)                 \
+    X(cuGraphRemoveDependencies)              \
+    X(cuGraphNodeGetDependencies)             \
+    X(cuGraphNodeGetDependentNodes)           \
+    X(cuGraphConditionalHandleCreate)         \
+    X(cuGraphAddNode)                         \
+    X(cuStreamBeginCaptureToGraph)

@@ -6,7 +6,9 @@ The rules (upstream cuda.core 1.2.2's): a :class:`~cuda.core.Buffer` passes its
 device address; a Python ``int`` is a 64-bit value (a pointer or a 64-bit
 integer); ``float`` a C ``double``; ``complex`` two doubles; ``bool`` a C++
 ``bool``; a NumPy scalar (bool, int, uint, float16/32/64, complex64/128) and a
-ctypes scalar (``c_int32``, ``c_void_p``, ...) pass their own bytes; subclasses of
+ctypes scalar (``c_int32``, ``c_void_p``, ...) pass their own bytes; a
+:class:`~cuda.core.graph.GraphCondition` passes its 64-bit
+``CUgraphConditionalHandle`` (so device code can set the condition); subclasses of
 these types are accepted as their base type. Anything
 else is a TypeError naming the argument.
 """
@@ -38,6 +40,12 @@ cdef bint _is_numpy_value(object arg):
     return isinstance(arg, (numpy.generic, numpy.ndarray))
 
 
+# True for a GraphCondition (False while cuda.core.graph is not imported: then none exists).
+cdef bint _is_graph_condition(object arg):
+    graph_definition = sys.modules.get("cuda.core.graph._graph_definition")
+    return graph_definition is not None and isinstance(arg, graph_definition.GraphCondition)
+
+
 # The bytes that kernel argument `i` passes (its slot's contents); TypeError for an unsupported type.
 cdef bytes _arg_bytes(object arg, Py_ssize_t i):
     if isinstance(arg, Buffer):
@@ -59,13 +67,16 @@ cdef bytes _arg_bytes(object arg, Py_ssize_t i):
         return struct.pack("<dd", arg.real, arg.imag)
     if isinstance(arg, _SimpleCData):
         return bytes(arg)
+    if _is_graph_condition(arg):
+        return struct.pack("<Q", arg.handle)
     if _is_numpy_value(arg):
         if getattr(arg, "ndim", 1) == 0 and arg.dtype.kind in "biufc":
             return arg.tobytes()
         raise TypeError(f"kernel argument {i}: unsupported NumPy value of dtype {arg.dtype} and ndim "
                         f"{getattr(arg, 'ndim', '?')} (pass a NumPy scalar, a Buffer or a pointer int)")
     raise TypeError(f"kernel argument {i}: unsupported type {type(arg).__name__} (supported: Buffer, "
-                    f"TensorMapDescriptor, int, float, complex, bool, NumPy scalars, ctypes scalars)")
+                    f"TensorMapDescriptor, GraphCondition, int, float, complex, bool, NumPy scalars, "
+                    f"ctypes scalars)")
 
 
 cdef class ParamHolder:

@@ -682,6 +682,27 @@ cdef extern from "cuda.h" nogil:
         CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
         CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
 
+# conditional nodes (cuGraphConditionalHandleCreate, cuGraphAddNode)
+cdef extern from "cuda.h" nogil:
+    ctypedef unsigned long long CUgraphConditionalHandle
+    ctypedef enum CUgraphConditionalNodeType:
+        pass
+    enum:
+        CU_GRAPH_NODE_TYPE_CONDITIONAL
+        CU_GRAPH_COND_TYPE_IF
+        CU_GRAPH_COND_TYPE_WHILE
+        CU_GRAPH_COND_TYPE_SWITCH
+        CU_GRAPH_COND_ASSIGN_DEFAULT
+    ctypedef struct CUDA_CONDITIONAL_NODE_PARAMS:
+        CUgraphConditionalHandle handle
+        CUgraphConditionalNodeType type
+        unsigned int size
+        CUgraph* phGraph_out
+        CUcontext ctx
+    ctypedef struct CUgraphNodeParams:
+        CUgraphNodeType type
+        CUDA_CONDITIONAL_NODE_PARAMS conditional
+
 cdef extern from "cuda.h" nogil:
     ctypedef void* CUfunction
     ctypedef int CUgraphExecUpdateResult
@@ -736,6 +757,7 @@ cdef extern from "cuda.h" nogil:
 cdef extern from "driver.hpp" namespace "cuda_core" nogil:
     cppclass GraphDriverTable "cuda_core::DriverTable":
         CUresult (*cuStreamBeginCapture_)(CUstream, CUstreamCaptureMode)
+        CUresult (*cuStreamEndCapture_)(CUstream, CUgraph*)
         CUresult (*cuStreamIsCapturing_)(CUstream, CUstreamCaptureStatus*)
         CUresult (*cuStreamGetCaptureInfo_)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*,
                                             const CUgraphNode**, const CUgraphEdgeData**, size_t*)
@@ -795,6 +817,20 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuGraphNodeSetEnabled_)(CUgraphExec, CUgraphNode, unsigned int)
         CUresult (*cuGraphNodeGetEnabled_)(CUgraphExec, CUgraphNode, unsigned int*)
         CUresult (*cuGraphExecUpdate_)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo*)
+        # graph structure: node removal, edges, conditional nodes (optional slots)
+        CUresult (*cuGraphDestroyNode_)(CUgraphNode)
+        CUresult (*cuGraphAddDependencies_)(CUgraph, const CUgraphNode*, const CUgraphNode*, const CUgraphEdgeData*,
+                                           size_t)
+        CUresult (*cuGraphRemoveDependencies_)(CUgraph, const CUgraphNode*, const CUgraphNode*,
+                                              const CUgraphEdgeData*, size_t)
+        CUresult (*cuGraphNodeGetDependencies_)(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*)
+        CUresult (*cuGraphNodeGetDependentNodes_)(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*)
+        CUresult (*cuGraphConditionalHandleCreate_)(CUgraphConditionalHandle*, CUgraph, CUcontext, unsigned int,
+                                                   unsigned int)
+        CUresult (*cuGraphAddNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t,
+                                   CUgraphNodeParams*)
+        CUresult (*cuStreamBeginCaptureToGraph_)(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t,
+                                                CUstreamCaptureMode)
 
 cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass GraphBox:

@@ -22,13 +22,19 @@ from cuda.core._resource_handles cimport (
     CUresult, CUstream, CUstreamCaptureMode, CUstreamCaptureStatus, ContextHandle, GraphExecHandle, GraphHandle,
     StreamHandle, check, coerce_options, graph_driver, graph_end_capture, graph_instantiate, raise_last_error,
     require_driver,
+    CU_GRAPH_COND_ASSIGN_DEFAULT, CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_TYPE_WHILE,
+    CU_GRAPH_NODE_TYPE_CONDITIONAL, CUcontext, CUgraphConditionalHandle, CUgraphConditionalNodeType,
+    CUgraphNodeParams, borrow_graph_handle,
 )
+from libc.string cimport memset
 from cuda.core._stream cimport Stream, as_stream
 from cuda.core._resource_handles cimport (
     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, CUgraphExecUpdateResultInfo, raise_driver_error,
 )
 from cuda.core.graph._host_callback cimport resolve_host_callback
-from cuda.core.graph._graph_definition cimport GraphDefinition, GraphDefinition_view
+from cuda.core.graph._graph_definition cimport (
+    GraphCondition, GraphCondition_from_handle, GraphDefinition, GraphDefinition_view,
+)
 
 from cuda.core.graph._subclasses import _executable_node_view
 
@@ -54,10 +60,13 @@ _UPDATE_RESULT_TEXTS = {
 }
 
 # Builder kinds: a primary builder owns its capture; a forked one (split)
-# captures on its own stream and is joined back into the primary.
+# captures on its own stream and is joined back into the primary; a
+# conditional one (if_then, if_else, switch, while_loop) captures on its own
+# stream into a conditional node's body graph.
 cdef enum:
     _PRIMARY = 0
     _FORKED = 1
+    _CONDITIONAL = 2
 
 # Capture states: primary builders go NOT_STARTED -> CAPTURING -> ENDED;
 # forked builders are CAPTURING until joined (and closed).
@@ -223,6 +232,13 @@ cdef GraphBuilder _forked_builder(Stream stream, list retained):
     return gb
 
 
+cdef CUresult _end_capture_into_body(CUstream stream) noexcept:
+    """Ends a capture into a conditional body graph (the graph stays its node's)."""
+    cdef CUgraph captured = NULL
+    with nogil:
+        return graph_driver().cuStreamEndCapture_(stream, &captured)
+
+
 cdef int _capture_mode(object mode) except -1:
     """The CUstreamCaptureMode of a build mode name."""
     if mode == "global":
@@ -263,6 +279,8 @@ cdef class GraphBuilder:
         cdef GraphHandle discarded
         if self._stream is not None and self._state == _CAPTURING and self._kind == _PRIMARY and not self._closed:
             discarded = graph_end_capture(self._stream._h, self._stream._h.get().context)
+        elif self._stream is not None and self._state == _CAPTURING and self._kind == _CONDITIONAL and not self._closed:
+            _end_capture_into_body(self._stream._raw())
 
     @staticmethod
     def _init(stream):
@@ -283,7 +301,10 @@ cdef class GraphBuilder:
         if self._state == _CAPTURING and self._kind == _PRIMARY:
             discarded = graph_end_capture(self._stream._h, self._stream._h.get().context)
             failed = not discarded
+        elif self._state == _CAPTURING and self._kind == _CONDITIONAL:
+            _end_capture_into_body(self._stream._raw())
         self._graph.reset()
+        self._body.reset()
         self._state = _ENDED
         self._closed = True
         self._stream = None
@@ -336,6 +357,7 @@ cdef class GraphBuilder:
         """
         cdef CUstreamCaptureMode c_mode
         cdef CUstream raw
+        cdef CUgraph body
         cdef CUresult r
         self._check_open()
         if self._state != _NOT_STARTED:
@@ -344,8 +366,13 @@ cdef class GraphBuilder:
             raise RuntimeError("Cannot resume building after building has ended.")
         c_mode = <CUstreamCaptureMode>_capture_mode(mode)
         raw = self._stream._raw()
-        with nogil:
-            r = graph_driver().cuStreamBeginCapture_(raw, c_mode)
+        if self._kind == _CONDITIONAL:
+            body = self._body.get().graph
+            with nogil:
+                r = graph_driver().cuStreamBeginCaptureToGraph_(raw, body, NULL, NULL, 0, c_mode)
+        else:
+            with nogil:
+                r = graph_driver().cuStreamBeginCapture_(raw, c_mode)
         check(r)
         self._state = _CAPTURING
         return self
@@ -377,6 +404,7 @@ cdef class GraphBuilder:
         :class:`~cuda.core._utils.cuda_utils.CUDAError` if the driver rejects the
         capture (invalidated, unjoined forks...)."""
         cdef GraphHandle g
+        cdef CUresult r
         self._check_open()
         try:
             building = self.is_building
@@ -384,6 +412,12 @@ cdef class GraphBuilder:
             building = True   # invalidated: ending it reports the driver's error
         if not building:
             raise RuntimeError("Graph builder is not building.")
+        if self._kind == _CONDITIONAL:
+            r = _end_capture_into_body(self._stream._raw())
+            self._state = _ENDED
+            check(r)
+            self._graph = self._body   # the body graph: the conditional node keeps owning it
+            return self
         g = graph_end_capture(self._stream._h, self._stream._h.get().context)
         self._state = _ENDED
         if not g:
@@ -481,35 +515,130 @@ cdef class GraphBuilder:
         self._check_open()
         return self._stream.context.handle
 
-    def create_condition(self, default_value=None):
-        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphBuilder.create_condition: conditional graph nodes are not implemented "
-                                  "in cuda-core-ipcsafe")
+    def create_condition(self, default_value=None) -> GraphCondition:
+        """Create a condition variable for use with conditional nodes.
 
-    def if_then(self, condition):
-        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphBuilder.if_then: conditional graph nodes are not implemented "
-                                  "in cuda-core-ipcsafe")
+        The returned :class:`~cuda.core.graph.GraphCondition` is passed to the
+        conditional-node builder methods (:meth:`if_then`, :meth:`if_else`,
+        :meth:`while_loop`, :meth:`switch`). Its value is controlled at run time
+        by device code via ``cudaGraphSetConditional``; `default_value` (an
+        int), when given, is assigned at the start of every launch (None: no
+        default). The builder must be building (:class:`RuntimeError`
+        otherwise).
+        """
+        cdef CUstreamCaptureStatus status = <CUstreamCaptureStatus>CU_STREAM_CAPTURE_STATUS_NONE
+        cdef CUgraph graph = NULL
+        cdef CUgraphConditionalHandle handle = 0
+        cdef unsigned int value = 0
+        cdef unsigned int flags = 0
+        cdef CUcontext ctx
+        cdef CUstream raw
+        cdef CUresult r
+        self._check_open()
+        if default_value is not None:
+            if isinstance(default_value, bool) or not isinstance(default_value, int):
+                raise TypeError(f"default_value must be an int or None, not {type(default_value).__name__}")
+            if default_value < 0 or default_value >= 2 ** 32:
+                raise OverflowError(f"default_value must fit an unsigned int (0 <= default_value < 2**32), "
+                                    f"not {default_value}")
+            value = <unsigned int>default_value
+            flags = CU_GRAPH_COND_ASSIGN_DEFAULT
+        raw = self._stream._raw()
+        with nogil:
+            r = graph_driver().cuStreamGetCaptureInfo_(raw, &status, NULL, &graph, NULL, NULL, NULL)
+        check(r)
+        if status != CU_STREAM_CAPTURE_STATUS_ACTIVE:
+            raise RuntimeError("Cannot create a conditional handle when graph is not being built")
+        ctx = self._stream._h.get().context.get().context
+        with nogil:
+            r = graph_driver().cuGraphConditionalHandleCreate_(&handle, graph, ctx, value, flags)
+        check(r)
+        return GraphCondition_from_handle(<unsigned long long>handle)
 
-    def if_else(self, condition):
-        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphBuilder.if_else: conditional graph nodes are not implemented "
-                                  "in cuda-core-ipcsafe")
+    cdef tuple _conditional(self, object condition, int kind, object count):
+        """Adds a conditional node of `kind` with `count` bodies after the work
+        captured so far; returns a conditional builder for each body."""
+        cdef CUstreamCaptureStatus status = <CUstreamCaptureStatus>CU_STREAM_CAPTURE_STATUS_NONE
+        cdef CUgraph graph = NULL
+        cdef const CUgraphNode* deps = NULL
+        cdef const CUgraphEdgeData* edges = NULL
+        cdef size_t ndeps = 0
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNodeParams params
+        cdef CUstream raw
+        cdef CUresult r
+        cdef GraphBuilder branch
+        self._check_open()
+        if not isinstance(condition, GraphCondition):
+            raise TypeError(
+                f"condition must be a GraphCondition object (from "
+                f"GraphBuilder.create_condition()), got {type(condition).__name__}")
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError(f"count must be an int, not {type(count).__name__}")
+        if count < 0 or count >= 2 ** 32:
+            raise OverflowError(f"count must fit an unsigned int (0 <= count < 2**32), not {count}")
+        raw = self._stream._raw()
+        with nogil:
+            r = graph_driver().cuStreamGetCaptureInfo_(raw, &status, NULL, &graph, &deps, &edges, &ndeps)
+        check(r)
+        if status != CU_STREAM_CAPTURE_STATUS_ACTIVE:
+            raise RuntimeError("Cannot add conditional node when not actively capturing")
+        memset(&params, 0, sizeof(params))
+        params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL
+        params.conditional.handle = <CUgraphConditionalHandle>(<GraphCondition>condition)._handle
+        params.conditional.type = <CUgraphConditionalNodeType>kind
+        params.conditional.size = <unsigned int>count
+        params.conditional.ctx = self._stream._h.get().context.get().context
+        with nogil:
+            r = graph_driver().cuGraphAddNode_(&node, graph, deps, NULL, ndeps, &params)
+            if r == CUDA_SUCCESS:
+                r = graph_driver().cuStreamUpdateCaptureDependencies_(raw, &node, NULL, 1,
+                                                                     CU_STREAM_SET_CAPTURE_DEPENDENCIES)
+        check(r)
+        branches = []
+        for i in range(params.conditional.size):
+            branch = GraphBuilder_for_stream(self._stream.device.create_stream())
+            branch._kind = _CONDITIONAL
+            branch._retained = self._retained
+            branch._body = borrow_graph_handle(params.conditional.phGraph_out[i], self._stream._h.get().context)
+            branches.append(branch)
+        return tuple(branches)
 
-    def switch(self, condition, count):
-        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphBuilder.switch: conditional graph nodes are not implemented "
-                                  "in cuda-core-ipcsafe")
+    def if_then(self, condition) -> GraphBuilder:
+        """Adds an if condition branch and returns a new graph builder for it.
 
-    def while_loop(self, condition):
-        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphBuilder.while_loop: conditional graph nodes are not implemented "
-                                  "in cuda-core-ipcsafe")
+        The resulting if graph will only execute the branch if the condition
+        (a :class:`~cuda.core.graph.GraphCondition` from :meth:`create_condition`)
+        evaluates to true at run time. The new builder captures on its own
+        stream into the branch's body graph: call its :meth:`begin_building`,
+        enqueue the work, then :meth:`end_building`.
+        """
+        return self._conditional(condition, <int>CU_GRAPH_COND_TYPE_IF, 1)[0]
+
+    def if_else(self, condition) -> tuple:
+        """Adds an if-else condition branch and returns new graph builders for both branches.
+
+        The resulting if graph will execute the first branch if the condition
+        evaluates to true at run time, otherwise the second (else) branch.
+        """
+        return self._conditional(condition, <int>CU_GRAPH_COND_TYPE_IF, 2)
+
+    def switch(self, condition, count) -> tuple:
+        """Adds a switch condition branch and returns new graph builders for all `count` cases.
+
+        The resulting switch graph will execute the branch whose case index
+        matches the value of the condition at run time. If no match is found,
+        no branch will be executed.
+        """
+        return self._conditional(condition, <int>CU_GRAPH_COND_TYPE_SWITCH, count)
+
+    def while_loop(self, condition) -> GraphBuilder:
+        """Adds a while loop and returns a new graph builder for it.
+
+        The resulting while loop graph will execute the branch repeatedly at
+        run time until the condition evaluates to false.
+        """
+        return self._conditional(condition, <int>CU_GRAPH_COND_TYPE_WHILE, 1)[0]
 
     def embed(self, GraphBuilder child):
         """Embed a finished builder's graph as a child-graph node after the work

@@ -7,10 +7,20 @@ from cuda.core._resource_handles cimport CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D,
 
 
 cdef class GraphNode:
-    cdef object _graph        # the GraphDefinition it belongs to (keeps the CUgraph alive); None: no node
-    cdef uintptr_t _node      # the CUgraphNode
+    cdef object _graph        # the GraphDefinition it belongs to (keeps the CUgraph alive); None: no graph
+    cdef uintptr_t _node      # the CUgraphNode; 0: the entry point (_is_entry) or a destroyed node
+    cdef bint _is_entry       # the entry point of its definition (GraphDefinition._entry)
     cdef object __weakref__
 
+    cdef int _check_valid(self) except -1
+
+
+# The registered node object of `node`'s CUgraphNode when one of the same graph
+# is alive, else `node` itself, registered (one Python object per node).
+cdef GraphNode registered_node(GraphNode node)
+
+# The registered node object of CUgraphNode `raw` in graph definition `graph`, or None.
+cdef object lookup_node(object graph, uintptr_t raw)
 
 # Operands and parameters of kernel, memset and memcpy nodes (_graph_definition, _subclasses).
 cdef object resolve_operand(object operand, object owner, str side, CUdeviceptr* out)

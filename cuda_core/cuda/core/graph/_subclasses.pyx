@@ -44,7 +44,7 @@ cdef class EmptyNode(GraphNode):
 
     def __repr__(self):
         if not _node_alive(self):
-            return GraphNode.__repr__(self)
+            return _plain_repr(self)
         return f"<EmptyNode handle=0x{self._node:x}>"
 
 
@@ -63,7 +63,7 @@ cdef class KernelNode(GraphNode):
     def __repr__(self):
         cdef CUDA_KERNEL_NODE_PARAMS p
         if not _node_alive(self) or not _readable(graph_driver().cuGraphKernelNodeGetParams_(<CUgraphNode>self._node, &p)):
-            return GraphNode.__repr__(self)
+            return _plain_repr(self)
         return f"<KernelNode handle=0x{self._node:x} kernel=0x{<uintptr_t>p.kern:x}>"
 
     @property
@@ -219,7 +219,7 @@ cdef class MemsetNode(GraphNode):
     def __repr__(self):
         cdef CUDA_MEMSET_NODE_PARAMS p
         if not _node_alive(self) or not _readable(graph_driver().cuGraphMemsetNodeGetParams_(<CUgraphNode>self._node, &p)):
-            return GraphNode.__repr__(self)
+            return _plain_repr(self)
         return f"<MemsetNode handle=0x{self._node:x} dptr=0x{p.dst:x} value={p.value}>"
 
     @property
@@ -310,7 +310,7 @@ cdef class MemcpyNode(GraphNode):
     def __repr__(self):
         cdef CUDA_MEMCPY3D p
         if not _node_alive(self) or not _readable(graph_driver().cuGraphMemcpyNodeGetParams_(<CUgraphNode>self._node, &p)):
-            return GraphNode.__repr__(self)
+            return _plain_repr(self)
         dt = "H" if p.dstMemoryType == CU_MEMORYTYPE_HOST else "D"
         st = "H" if p.srcMemoryType == CU_MEMORYTYPE_HOST else "D"
         return (f"<MemcpyNode handle=0x{self._node:x} dst=0x{_copy_dst(&p):x}({dt}) src=0x{_copy_src(&p):x}({st}) "
@@ -379,7 +379,7 @@ cdef class ChildGraphNode(GraphNode):
         cdef CUgraph child = NULL
         if not _node_alive(self) or not _readable(graph_driver().cuGraphChildGraphNodeGetGraph_(<CUgraphNode>self._node,
                                                                                               &child)):
-            return GraphNode.__repr__(self)
+            return _plain_repr(self)
         return f"<ChildGraphNode handle=0x{self._node:x} child=0x{<uintptr_t>child:x}>"
 
     cdef CUgraph _embedded(self) except? NULL:
@@ -408,7 +408,7 @@ cdef class EventRecordNode(GraphNode):
     def __repr__(self):
         cdef CUevent ev = NULL
         if not _node_alive(self) or not _readable(graph_driver().cuGraphEventRecordNodeGetEvent_(<CUgraphNode>self._node, &ev)):
-            return GraphNode.__repr__(self)
+            return _plain_repr(self)
         return f"<EventRecordNode handle=0x{self._node:x} event=0x{<uintptr_t>ev:x}>"
 
     @property
@@ -434,7 +434,7 @@ cdef class EventWaitNode(GraphNode):
     def __repr__(self):
         cdef CUevent ev = NULL
         if not _node_alive(self) or not _readable(graph_driver().cuGraphEventWaitNodeGetEvent_(<CUgraphNode>self._node, &ev)):
-            return GraphNode.__repr__(self)
+            return _plain_repr(self)
         return f"<EventWaitNode handle=0x{self._node:x} event=0x{<uintptr_t>ev:x}>"
 
     @property
@@ -465,7 +465,7 @@ cdef class HostCallbackNode(GraphNode):
     def __repr__(self):
         cdef CUDA_HOST_NODE_PARAMS p
         if not _node_alive(self) or not _readable(graph_driver().cuGraphHostNodeGetParams_(<CUgraphNode>self._node, &p)):
-            return GraphNode.__repr__(self)
+            return _plain_repr(self)
         if is_python_host_callback(p.fn):
             return f"<HostCallbackNode handle=0x{self._node:x} callback={getattr(<object>p.userData, '__name__', '?')}>"
         return f"<HostCallbackNode handle=0x{self._node:x} cfunc=0x{<uintptr_t>p.fn:x}>"
@@ -491,79 +491,107 @@ cdef class HostCallbackNode(GraphNode):
 
 
 cdef class ConditionalNode(GraphNode):
-    """The base class of conditional nodes.
+    """Base class for conditional nodes.
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
+    When created via builder methods (if_then, if_else, while_loop, switch),
+    a specific subclass (IfNode, IfElseNode, WhileNode, SwitchNode) is
+    returned. A conditional node listed from a graph that cuda.core did not
+    build (a stream capture's) is of this base class: its condition and type
+    are None and it has no branches (as upstream's on drivers before CUDA 13.2).
+
+    Properties
+    ----------
+    condition : GraphCondition or None
+        The condition variable controlling execution.
+    cond_type : GraphConditionalType or None
+        The conditional type (``if``, ``while`` or ``switch``).
+    branches : tuple of GraphDefinition
+        The body graphs for each branch (they stop being valid when the node
+        is destroyed).
     """
+
+    cdef object _info         # (condition, cond_type, branches), kept past destroy()
+
+    cdef object _details(self):
+        if self._info is None and self._node != 0 and self._graph is not None:
+            self._info = self._graph._conditional_info(self._node)
+        return self._info
+
+    def __repr__(self):
+        return f"<ConditionalNode handle=0x{self._node:x}>"
+
+    def _repr_with_condition(self, str name):
+        info = self._details()
+        handle = info[0].handle if info is not None else 0
+        return f"<{name} handle=0x{self._node:x} condition=0x{handle:x}>"
 
     @property
     def branches(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("ConditionalNode.branches: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The body graphs for each branch as a tuple of
+        :class:`~cuda.core.graph.GraphDefinition` (empty when unknown)."""
+        info = self._details()
+        return info[2] if info is not None else ()
 
     @property
     def cond_type(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("ConditionalNode.cond_type: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The conditional type: :class:`~cuda.core.typing.GraphConditionalType`
+        ``IF``, ``WHILE`` or ``SWITCH`` (None when unknown)."""
+        info = self._details()
+        return info[1] if info is not None else None
 
     @property
     def condition(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("ConditionalNode.condition: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The :class:`~cuda.core.graph.GraphCondition` controlling execution (None when unknown)."""
+        info = self._details()
+        return info[0] if info is not None else None
 
 
 cdef class IfNode(ConditionalNode):
-    """An if-conditional node.
+    """An if-conditional node."""
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
-    """
+    def __repr__(self):
+        return self._repr_with_condition("IfNode")
 
     @property
     def then(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("IfNode.then: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The 'then' branch graph."""
+        return self.branches[0]
 
 
 cdef class IfElseNode(ConditionalNode):
-    """An if-else conditional node.
+    """An if-else conditional node."""
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
-    """
+    def __repr__(self):
+        return self._repr_with_condition("IfElseNode")
 
     @property
     def else_(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("IfElseNode.else_: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The ``else`` branch graph (executed when condition is zero)."""
+        return self.branches[1]
 
     @property
     def then(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("IfElseNode.then: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The ``then`` branch graph (executed when condition is non-zero)."""
+        return self.branches[0]
 
 
 cdef class WhileNode(ConditionalNode):
-    """A while-loop conditional node.
+    """A while-loop conditional node."""
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
-    """
+    def __repr__(self):
+        return self._repr_with_condition("WhileNode")
 
     @property
     def body(self):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("WhileNode.body: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """The loop body graph."""
+        return self.branches[0]
 
 
 cdef class SwitchNode(ConditionalNode):
-    """A switch conditional node.
+    """A switch conditional node."""
 
-    Not implemented in cuda-core-ipcsafe yet: its members raise
-    :class:`NotImplementedError`.
-    """
-    pass
+    def __repr__(self):
+        return self._repr_with_condition("SwitchNode")
 
 
 cdef class ExecutableGraphNode:
@@ -781,10 +809,10 @@ cdef bint _node_alive(GraphNode node):
 
 
 cdef int _check_node(GraphNode node) except -1:
-    if node._graph is None or node._node == 0:
+    """Raises RuntimeError unless `node` is a live node (not the entry point) of a valid definition."""
+    node._check_valid()
+    if node._node == 0:
         raise RuntimeError("GraphNode has been destroyed")
-    if not node._graph.is_valid:
-        raise RuntimeError("GraphDefinition is no longer valid")
     return 0
 
 
@@ -792,6 +820,13 @@ cdef CUevent _open_event(object event) except? NULL:
     if not isinstance(event, Event):
         raise TypeError(f"event must be an Event, not {type(event).__name__}")
     return (<Event>event)._raw()
+
+
+cdef str _plain_repr(GraphNode node):
+    """The repr of a node whose parameters cannot be read (destroyed, or a captured node's)."""
+    if node._graph is None or node._node == 0 or not node._graph.is_valid:
+        return GraphNode.__repr__(node)
+    return f"<{type(node).__name__} handle=0x{node._node:x}>"
 
 
 cdef bint _readable(CUresult status):
