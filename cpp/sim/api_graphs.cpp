@@ -1856,6 +1856,40 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGr
     return CUDA_SUCCESS;
 }
 
+// Child graph nodes only (their embedded graph is replaced by a clone of the given
+// graph, which must not hold memory or conditional nodes nor contain the node);
+// other node types: CUDA_ERROR_NOT_SUPPORTED (their typed setters are modelled).
+SIM_EXPORT CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
+    SIM_ENTER(cuGraphNodeSetParams);
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    Excl lk(S().mu);  // the replaced embedded graph is erased
+    std::lock_guard<std::mutex> g(G().mu);
+    uint64_t graph_id = 0;
+    Node* n = find_node(hNode, nullptr, &graph_id);
+    if (n == nullptr || raw(nodeParams->type) != n->type) return CUDA_ERROR_INVALID_VALUE;
+    if (n->params.kind != NodeParams::Child) return CUDA_ERROR_NOT_SUPPORTED;
+    Graph* child = find_graph(nodeParams->graph.graph);
+    uint64_t child_id = handle_id(nodeParams->graph.graph, TAG_GRAPH);
+    if (child == nullptr || child->capturing || !child->memory->ptrs.empty()) return CUDA_ERROR_INVALID_VALUE;
+    for (const Node& c : child->nodes)
+        if (c.type == CU_GRAPH_NODE_TYPE_CONDITIONAL) return CUDA_ERROR_INVALID_VALUE;
+    for (uint64_t at = graph_id; at != 0;) {  // the node's own graph or one holding it: a cycle
+        if (at == child_id) return CUDA_ERROR_INVALID_VALUE;
+        auto it = G().graphs.find(at);
+        if (it == G().graphs.end() || it->second.owner_node == 0) break;
+        auto owner = G().node_graph.find(it->second.owner_node);
+        at = owner == G().node_graph.end() ? 0 : owner->second;
+    }
+    uint64_t node_id = n->id;
+    uint64_t old_child = n->params.child;
+    uint64_t fresh = clone_graph(child_id, node_id);
+    n = find_node(hNode);  // the graph map may have grown
+    n->params.child = fresh;
+    erase_graph(old_child);
+    return CUDA_SUCCESS;
+}
+
+
 // --- executable graphs ---------------------------------------------------------------
 SIM_EXPORT CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph,
                                                         CUDA_GRAPH_INSTANTIATE_PARAMS* params) {

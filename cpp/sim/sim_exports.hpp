@@ -103,7 +103,8 @@
     X(cuGraphExecEventWaitNodeSetEvent)       \
     X(cuGraphNodeSetEnabled)                  \
     X(cuGraphNodeGetEnabled)                  \
-    X(cuGraphExecUpdate)
+    X(cuGraphExecUpdate)                      \
+    X(cuGraphNodeSetParams)
 
 // Graph structure: node removal, edges, condition handles and conditional nodes (api_graphs.cpp).
 #define CUDA_SIM_GRAPH_STRUCTURE_FUNCTIONS(X) \
