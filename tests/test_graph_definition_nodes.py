@@ -85,7 +85,7 @@ def test_nodes_of_a_destroyed_node_object_raise(device):
     orphan = GraphNode()
     for call in (lambda: orphan.embed(None), lambda: orphan.record(None), lambda: orphan.wait(None),
                  lambda: orphan.deallocate(0)):
-        with pytest.raises(RuntimeError, match="not a node of a graph"):
+        with pytest.raises(RuntimeError, match="invalid GraphDefinition"):
             call()
 
 
