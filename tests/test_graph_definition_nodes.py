@@ -90,21 +90,19 @@ def test_nodes_of_a_destroyed_node_object_raise(device):
 
 
 @pytest.mark.sim_only
-def test_event_and_free_nodes_need_the_driver_entry_points(device):
-    # The simulated driver does not model event or memory-free nodes: the
-    # optional slots answer CUDA_ERROR_NOT_SUPPORTED, a clear CUDAError.
+def test_free_node_needs_a_graph_allocation(device):
+    # Only an address a graph allocated can be freed by a free node: the driver
+    # refuses 0 or any other address (CUDA_ERROR_INVALID_VALUE).
     from cuda.core import CUDAError
     from cuda.core.graph import GraphDefinition
 
     gdef = GraphDefinition()
-    event = device.create_event()
-    with pytest.raises(CUDAError, match="NOT_SUPPORTED"):
-        gdef.record(event)
-    with pytest.raises(CUDAError, match="NOT_SUPPORTED"):
-        gdef.empty().wait(event)
-    with pytest.raises(CUDAError, match="NOT_SUPPORTED"):
+    with pytest.raises(CUDAError, match="INVALID_VALUE"):
         gdef.deallocate(0)
-    assert len(gdef.nodes()) == 1
+    alloc = gdef.allocate(64)
+    free = alloc.deallocate(alloc.dptr)
+    assert free.dptr == alloc.dptr and free.pred == {alloc} and alloc.bytesize == 64
+    assert len(gdef.nodes()) == 2
 
 
 @pytest.mark.gpu
@@ -151,17 +149,18 @@ def test_allocation_nodes_check_their_arguments(device):
 
 
 @pytest.mark.sim_only
-def test_allocation_nodes_need_the_driver_entry_point(device):
+def test_host_graph_memory_is_not_modelled(device):
+    # The simulator models device graph memory only: a host allocation node is
+    # CUDA_ERROR_NOT_SUPPORTED (cpp/sim/README.md), and nothing is added.
     from cuda.core import CUDAError
     from cuda.core.graph import GraphDefinition
 
     gdef = GraphDefinition()
     with pytest.raises(CUDAError, match="NOT_SUPPORTED"):
-        gdef.allocate(64)
+        gdef.allocate(64, memory_type="host")
     assert gdef.nodes() == set()
 
 
-@pytest.mark.gpu
 def test_allocation_and_free_nodes_run(device, stream):
     from cuda.core.graph import AllocNode, FreeNode, GraphDefinition
     from cuda.core.typing import GraphMemoryType

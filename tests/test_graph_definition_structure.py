@@ -65,6 +65,24 @@ def test_destroy_removes_node_and_edges(gdef):
     assert gdef._entry.is_valid
 
 
+def test_memory_nodes_pin_the_structure(gdef):
+    # The driver destroys no node and removes no edge in a graph holding
+    # memory allocation or free nodes; the node stays as it was.
+    from cuda.core import CUDAError
+
+    alloc = gdef.allocate(16)
+    after = alloc.join()
+    with pytest.raises(CUDAError, match="INVALID_VALUE"):
+        after.destroy()
+    assert after.is_valid and after in gdef.nodes() and (alloc, after) in gdef.edges()
+    with pytest.raises(CUDAError, match="INVALID_VALUE"):
+        after.pred.clear()
+    assert after.pred == {alloc}
+    extra = gdef.empty()
+    extra.succ.add(after)                               # adding edges stays allowed
+    assert after.pred == {alloc, extra}
+
+
 def test_destroyed_node_leaves_the_graph_launchable(gdef, stream):
     a = gdef.empty()
     b = a.join()

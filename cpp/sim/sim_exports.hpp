@@ -110,4 +110,8 @@
     X(cuGraphNodeGetDependentNodes)           \
     X(cuGraphConditionalHandleCreate)         \
     X(cuGraphAddNode)                         \
-    X(cuStreamBeginCaptureToGraph)
+    X(cuStreamBeginCaptureToGraph)            \
+    X(cuGraphAddMemAllocNode)                 \
+    X(cuGraphMemAllocNodeGetParams)           \
+    X(cuGraphAddMemFreeNode)                  \
+    X(cuGraphMemFreeNodeGetParams)

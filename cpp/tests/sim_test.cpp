@@ -1693,3 +1693,39 @@ TEST_F(Sim, GraphStructureEdgesRemovalAndConditionalNodes) {
     OK(D.cuMemFreeAsync(mem, stream_));
     OK(D.cuMemPoolDestroy(pool));
 }
+
+TEST_F(Sim, ExplicitMemoryNodesPinTheGraphStructure) {
+    CUgraph g = nullptr;
+    OK(D.cuGraphCreate(&g, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS ap;
+    std::memset(&ap, 0, sizeof ap);
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ap.poolProps.location.id = 0;
+    ap.bytesize = 256;
+    CUgraphNode alloc = nullptr, after = nullptr, free_node = nullptr, bad = nullptr;
+    OK(D.cuGraphAddMemAllocNode(&alloc, g, nullptr, 0, &ap));
+    EXPECT_NE(0u, ap.dptr);
+    CUDA_MEM_ALLOC_NODE_PARAMS back = {};
+    OK(D.cuGraphMemAllocNodeGetParams(alloc, &back));
+    EXPECT_EQ(ap.dptr, back.dptr);
+    EXPECT_EQ(256u, back.bytesize);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddMemFreeNode(&bad, g, nullptr, 0, 0));  // not a graph allocation
+    OK(D.cuGraphAddEmptyNode(&after, g, &alloc, 1));
+    OK(D.cuGraphAddMemFreeNode(&free_node, g, &after, 1, ap.dptr));
+    CUdeviceptr freed = 0;
+    OK(D.cuGraphMemFreeNodeGetParams(free_node, &freed));
+    EXPECT_EQ(ap.dptr, freed);
+    // A graph holding memory nodes: no node destroyed, no edge removed (edges may be added).
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphDestroyNode(after));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphRemoveDependencies(g, &alloc, &after, nullptr, 1));
+    OK(D.cuGraphAddDependencies(g, &alloc, &free_node, nullptr, 1));
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_HOST;  // host graph memory: not modelled
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuGraphAddMemAllocNode(&bad, g, nullptr, 0, &ap));
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {};
+    CUgraphExec exec = nullptr;
+    OK(D.cuGraphInstantiateWithParams(&exec, g, &ip));
+    OK(D.cuGraphLaunch(exec, stream_));
+    OK(D.cuGraphExecDestroy(exec));
+    OK(D.cuGraphDestroy(g));
+}
