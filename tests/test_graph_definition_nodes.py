@@ -90,17 +90,19 @@ def test_nodes_of_a_destroyed_node_object_raise(device):
             call()
 
 
-def test_free_nodes_free_an_allocation_once(device):
+@pytest.mark.sim_only
+def test_free_node_needs_a_graph_allocation(device):
+    # Only an address a graph allocated can be freed by a free node: the driver
+    # refuses 0 or any other address (CUDA_ERROR_INVALID_VALUE).
     from cuda.core import CUDAError
     from cuda.core.graph import GraphDefinition
 
     gdef = GraphDefinition()
-    with pytest.raises(CUDAError):
+    with pytest.raises(CUDAError, match="INVALID_VALUE"):
         gdef.deallocate(0)
     alloc = gdef.allocate(64)
-    alloc.deallocate(alloc.dptr)
-    with pytest.raises(CUDAError):
-        gdef.deallocate(alloc.dptr)                   # freed already
+    free = alloc.deallocate(alloc.dptr)
+    assert free.dptr == alloc.dptr and free.pred == {alloc} and alloc.bytesize == 64
     assert len(gdef.nodes()) == 2
 
 
@@ -144,6 +146,19 @@ def test_allocation_nodes_check_their_arguments(device):
     with pytest.raises(TypeError, match="device"):
         gdef.allocate(64, peer_access=[1.0])
     assert gdef.nodes() == {node}
+
+
+@pytest.mark.sim_only
+def test_host_graph_memory_is_not_modelled(device):
+    # The simulator models device graph memory only: a host allocation node is
+    # CUDA_ERROR_NOT_SUPPORTED (cpp/sim/README.md), and nothing is added.
+    from cuda.core import CUDAError
+    from cuda.core.graph import GraphDefinition
+
+    gdef = GraphDefinition()
+    with pytest.raises(CUDAError, match="NOT_SUPPORTED"):
+        gdef.allocate(64, memory_type="host")
+    assert gdef.nodes() == set()
 
 
 def test_allocation_and_free_nodes_run(device, stream):

@@ -73,10 +73,6 @@
 #define CUDA_SIM_GRAPH_NODE_FUNCTIONS(X)      \
     X(cuGraphAddEventRecordNode)              \
     X(cuGraphAddEventWaitNode)                \
-    X(cuGraphAddMemAllocNode)                 \
-    X(cuGraphMemAllocNodeGetParams)           \
-    X(cuGraphAddMemFreeNode)                  \
-    X(cuGraphMemFreeNodeGetParams)            \
     X(cuGraphAddKernelNode)                   \
     X(cuGraphKernelNodeGetParams)             \
     X(cuGraphKernelNodeSetParams)             \
@@ -115,4 +111,8 @@
     X(cuGraphNodeGetDependentNodes)           \
     X(cuGraphConditionalHandleCreate)         \
     X(cuGraphAddNode)                         \
-    X(cuStreamBeginCaptureToGraph)
+    X(cuStreamBeginCaptureToGraph)            \
+    X(cuGraphAddMemAllocNode)                 \
+    X(cuGraphMemAllocNodeGetParams)           \
+    X(cuGraphAddMemFreeNode)                  \
+    X(cuGraphMemFreeNodeGetParams)

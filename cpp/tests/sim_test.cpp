@@ -1575,3 +1575,157 @@ TEST_F(Sim, ExplicitGraphNodesRunInDependencyOrderAndUpdate) {
     OK(D.cuMemFreeAsync(b, stream_));
     OK(D.cuMemPoolDestroy(pool));
 }
+
+TEST_F(Sim, GraphStructureEdgesRemovalAndConditionalNodes) {
+    CUgraph g = nullptr, other = nullptr;
+    OK(D.cuGraphCreate(&g, 0));
+    OK(D.cuGraphCreate(&other, 0));
+    CUgraphNode a = nullptr, b = nullptr, foreign = nullptr;
+    OK(D.cuGraphAddEmptyNode(&a, g, nullptr, 0));
+    OK(D.cuGraphAddEmptyNode(&b, g, nullptr, 0));
+    OK(D.cuGraphAddEmptyNode(&foreign, other, nullptr, 0));
+    // Edges: added once, between two nodes of the graph, never a self edge.
+    OK(D.cuGraphAddDependencies(g, &a, &b, nullptr, 1));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddDependencies(g, &a, &b, nullptr, 1));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddDependencies(g, &a, &a, nullptr, 1));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddDependencies(g, &a, &foreign, nullptr, 1));
+    CUgraphNode listed[2] = {};
+    size_t n = 2;
+    OK(D.cuGraphNodeGetDependencies(b, listed, nullptr, &n));
+    EXPECT_EQ(1u, n);
+    EXPECT_EQ(a, listed[0]);
+    EXPECT_EQ(nullptr, listed[1]);
+    n = 0;
+    OK(D.cuGraphNodeGetDependentNodes(a, nullptr, nullptr, &n));
+    EXPECT_EQ(1u, n);
+    OK(D.cuGraphRemoveDependencies(g, &a, &b, nullptr, 1));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphRemoveDependencies(g, &a, &b, nullptr, 1));
+    // Host nodes run in the order the edited edges give.
+    CUDA_HOST_NODE_PARAMS hp = {record_host_order, reinterpret_cast<void*>(uintptr_t(1))};
+    CUgraphNode first = nullptr, second = nullptr;
+    OK(D.cuGraphAddHostNode(&first, g, nullptr, 0, &hp));
+    hp.userData = reinterpret_cast<void*>(uintptr_t(2));
+    OK(D.cuGraphAddHostNode(&second, g, nullptr, 0, &hp));
+    OK(D.cuGraphAddDependencies(g, &second, &first, nullptr, 1));
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {};
+    CUgraphExec exec = nullptr;
+    OK(D.cuGraphInstantiateWithParams(&exec, g, &ip));
+    g_host_order.clear();
+    OK(D.cuGraphLaunch(exec, stream_));
+    EXPECT_EQ((std::vector<int>{2, 1}), g_host_order);
+    OK(D.cuGraphExecDestroy(exec));
+    // A cycle cannot be instantiated; destroying a node severs its edges.
+    OK(D.cuGraphAddDependencies(g, &first, &second, nullptr, 1));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphInstantiateWithParams(&exec, g, &ip));
+    EXPECT_EQ(CUDA_GRAPH_INSTANTIATE_ERROR, ip.result_out);
+    OK(D.cuGraphDestroyNode(first));
+    n = 0;
+    OK(D.cuGraphNodeGetDependentNodes(second, nullptr, nullptr, &n));
+    EXPECT_EQ(0u, n);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphDestroyNode(first));
+
+    // Conditional nodes: an IF whose condition defaults to 1 runs its body (a memset).
+    CUmemoryPool pool = make_pool(false);
+    CUdeviceptr mem = alloc(pool, 16);
+    CUgraph cg = nullptr;
+    OK(D.cuGraphCreate(&cg, 0));
+    CUgraphConditionalHandle yes = 0, no = 0;
+    OK(D.cuGraphConditionalHandleCreate(&yes, cg, ctx_, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
+    OK(D.cuGraphConditionalHandleCreate(&no, cg, ctx_, 0, 0));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphConditionalHandleCreate(&no, cg, ctx_, 0, 2));
+    CUgraphNodeParams np;
+    std::memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    np.conditional.handle = yes;
+    np.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    np.conditional.size = 2;
+    np.conditional.ctx = ctx_;
+    CUgraphNode cond = nullptr;
+    OK(D.cuGraphAddNode(&cond, cg, nullptr, nullptr, 0, &np));
+    CUgraph then_body = np.conditional.phGraph_out[0], else_body = np.conditional.phGraph_out[1];
+    CUDA_MEMSET_NODE_PARAMS ms = {};
+    ms.dst = mem;
+    ms.value = 0x7;
+    ms.elementSize = 1;
+    ms.width = 16;
+    ms.height = 1;
+    CUgraphNode fill = nullptr;
+    OK(D.cuGraphAddMemsetNode(&fill, then_body, nullptr, 0, &ms, ctx_));
+    ms.value = 0x9;
+    OK(D.cuGraphAddMemsetNode(&fill, else_body, nullptr, 0, &ms, ctx_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphDestroy(then_body));  // the node owns it
+    CUgraphNode bad = nullptr;
+    np.conditional.size = 3;  // IF: 1 or 2 bodies
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddNode(&bad, cg, nullptr, nullptr, 0, &np));
+    np.conditional.type = CU_GRAPH_COND_TYPE_SWITCH;
+    np.conditional.size = 0;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddNode(&bad, cg, nullptr, nullptr, 0, &np));
+    np.conditional.size = 1;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddNode(&bad, other, nullptr, nullptr, 0, &np));  // not its graph
+    CUgraph child_holder = nullptr;
+    OK(D.cuGraphCreate(&child_holder, 0));
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuGraphAddChildGraphNode(&bad, child_holder, nullptr, 0, cg));
+    OK(D.cuGraphInstantiateWithParams(&exec, cg, &ip));
+    OK(D.cuGraphLaunch(exec, stream_));
+    EXPECT_EQ(std::vector<unsigned char>(16, 0x7), read(mem, 16));
+    OK(D.cuGraphExecDestroy(exec));
+    // A WHILE whose condition nothing can clear: the launch fails instead of spinning.
+    np.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+    np.conditional.handle = yes;
+    CUgraphNode loop = nullptr;
+    OK(D.cuGraphAddNode(&loop, cg, &cond, nullptr, 1, &np));
+    OK(D.cuGraphInstantiateWithParams(&exec, cg, &ip));
+    EXPECT_EQ(CUDA_ERROR_LAUNCH_TIMEOUT, D.cuGraphLaunch(exec, stream_));
+    OK(D.cuGraphExecDestroy(exec));
+    OK(D.cuGraphDestroyNode(loop));
+    // A host node is not allowed in a body: refused at instantiation.
+    CUgraphNode host_in_body = nullptr;
+    OK(D.cuGraphAddHostNode(&host_in_body, else_body, nullptr, 0, &hp));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphInstantiateWithParams(&exec, cg, &ip));
+    // Destroying the conditional node erases its bodies.
+    OK(D.cuGraphDestroyNode(cond));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphGetNodes(then_body, nullptr, &n));
+
+    OK(D.cuGraphDestroy(child_holder));
+    OK(D.cuGraphDestroy(cg));
+    OK(D.cuGraphDestroy(other));
+    OK(D.cuGraphDestroy(g));
+    OK(D.cuMemFreeAsync(mem, stream_));
+    OK(D.cuMemPoolDestroy(pool));
+}
+
+TEST_F(Sim, ExplicitMemoryNodesPinTheGraphStructure) {
+    CUgraph g = nullptr;
+    OK(D.cuGraphCreate(&g, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS ap;
+    std::memset(&ap, 0, sizeof ap);
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ap.poolProps.location.id = 0;
+    ap.bytesize = 256;
+    CUgraphNode alloc = nullptr, after = nullptr, free_node = nullptr, bad = nullptr;
+    OK(D.cuGraphAddMemAllocNode(&alloc, g, nullptr, 0, &ap));
+    EXPECT_NE(0u, ap.dptr);
+    CUDA_MEM_ALLOC_NODE_PARAMS back = {};
+    OK(D.cuGraphMemAllocNodeGetParams(alloc, &back));
+    EXPECT_EQ(ap.dptr, back.dptr);
+    EXPECT_EQ(256u, back.bytesize);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddMemFreeNode(&bad, g, nullptr, 0, 0));  // not a graph allocation
+    OK(D.cuGraphAddEmptyNode(&after, g, &alloc, 1));
+    OK(D.cuGraphAddMemFreeNode(&free_node, g, &after, 1, ap.dptr));
+    CUdeviceptr freed = 0;
+    OK(D.cuGraphMemFreeNodeGetParams(free_node, &freed));
+    EXPECT_EQ(ap.dptr, freed);
+    // A graph holding memory nodes: no node destroyed, no edge removed (edges may be added).
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphDestroyNode(after));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphRemoveDependencies(g, &alloc, &after, nullptr, 1));
+    OK(D.cuGraphAddDependencies(g, &alloc, &free_node, nullptr, 1));
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_HOST;  // host graph memory: not modelled
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuGraphAddMemAllocNode(&bad, g, nullptr, 0, &ap));
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {};
+    CUgraphExec exec = nullptr;
+    OK(D.cuGraphInstantiateWithParams(&exec, g, &ip));
+    OK(D.cuGraphLaunch(exec, stream_));
+    OK(D.cuGraphExecDestroy(exec));
+    OK(D.cuGraphDestroy(g));
+}

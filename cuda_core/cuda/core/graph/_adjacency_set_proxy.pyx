@@ -113,7 +113,7 @@ cdef class _AdjacencySetCore:
     cdef GraphNode _node      # the viewed node (keeps its graph alive)
     cdef bint _is_fwd         # True: successors; False: predecessors
 
-    def __init__(self, GraphNode node, bint is_fwd):
+    def __init__(self, GraphNode node not None, bint is_fwd):
         self._node = node
         self._is_fwd = is_fwd
 

@@ -76,9 +76,9 @@ cdef class GraphNode:
     def __repr__(self):
         if self._node == 0:
             if self._is_entry and self.is_valid:
-                return "<GraphNode entry>"
-            return "<GraphNode destroyed>"
-        return f"<GraphNode handle=0x{self._node:x}>"
+                return f"<{type(self).__name__} entry>"
+            return f"<{type(self).__name__} destroyed>"
+        return f"<{type(self).__name__} handle=0x{self._node:x}>"
 
     def __eq__(self, other):
         if not isinstance(other, GraphNode):
@@ -284,9 +284,10 @@ cdef class GraphNode:
 
     @pred.setter
     def pred(self, value):
+        nodes = list(value)     # first: `value` may be this very view (``node.succ |= ...``)
         view = AdjacencySetProxy(self, False)
         view.clear()
-        view.update(value)
+        view.update(nodes)
 
     def record(self, event):
         """Add an event record node depending on this node.
@@ -306,9 +307,10 @@ cdef class GraphNode:
 
     @succ.setter
     def succ(self, value):
+        nodes = list(value)     # first: `value` may be this very view (``node.succ |= ...``)
         view = AdjacencySetProxy(self, True)
         view.clear()
-        view.update(value)
+        view.update(nodes)
 
     def switch(self, condition, count):
         """Add a switch conditional node depending on this node.

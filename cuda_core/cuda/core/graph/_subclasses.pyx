@@ -154,6 +154,12 @@ cdef class KernelNode(GraphNode):
 cdef class AllocNode(GraphNode):
     """A memory allocation node (:meth:`GraphNode.allocate`)."""
 
+    def __repr__(self):
+        if self._node == 0:
+            return GraphNode.__repr__(self)
+        dptr, size = self._params()
+        return f"<AllocNode handle=0x{self._node:x} dptr=0x{dptr:x} size={size}>"
+
     cdef object _params(self):
         """(dptr, bytesize) of this node (cuGraphMemAllocNodeGetParams)."""
         cdef CUDA_MEM_ALLOC_NODE_PARAMS p
@@ -195,6 +201,11 @@ cdef class AllocNode(GraphNode):
 
 cdef class FreeNode(GraphNode):
     """A memory free node (:meth:`GraphNode.deallocate`)."""
+
+    def __repr__(self):
+        if self._node == 0:
+            return GraphNode.__repr__(self)
+        return f"<FreeNode handle=0x{self._node:x} dptr=0x{self.dptr:x}>"
 
     @property
     def dptr(self):
