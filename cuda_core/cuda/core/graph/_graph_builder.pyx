@@ -779,6 +779,12 @@ cdef class Graph:
             raise RuntimeError("Graph has been closed")
         return <uintptr_t>self._h.get().exec
 
+    def _context_address(self):
+        """The CUcontext this graph was instantiated in, as an int (RuntimeError once closed)."""
+        if not self._h:
+            raise RuntimeError("Graph has been closed")
+        return <uintptr_t>self._h.get().context.get().context
+
     def _retain(self, obj):
         """Keep `obj` (what an updated node uses) as long as this graph."""
         if self._retained is None:

@@ -18,10 +18,9 @@ from cuda.core._kernel_arg_handler cimport ParamHolder, pack_kernel_args
 from cuda.core._launch_config cimport LaunchConfig
 from cuda.core._module cimport Kernel
 from cuda.core._resource_handles cimport (
-    CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST, CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEM_ALLOC_NODE_PARAMS,
-    CUDA_MEMCPY3D,
-    CUDA_MEMSET_NODE_PARAMS, CUDA_SUCCESS, CUdeviceptr, CUevent, CUgraph, CUgraphExec, CUgraphNode, CUresult, check,
-    graph_driver,
+    CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST, CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS,
+    CUDA_MEM_ALLOC_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS, CUDA_SUCCESS, CUcontext, CUdeviceptr, CUevent,
+    CUgraph, CUgraphExec, CUgraphNode, CUresult, check, graph_driver,
 )
 from cuda.core.graph._graph_node cimport (
     GraphNode, fill_kernel_params, fill_memcpy_params, fill_pattern, launch_config, resolve_operand,
@@ -62,7 +61,8 @@ cdef class KernelNode(GraphNode):
 
     def __repr__(self):
         cdef CUDA_KERNEL_NODE_PARAMS p
-        if not _node_alive(self) or not _readable(graph_driver().cuGraphKernelNodeGetParams_(<CUgraphNode>self._node, &p)):
+        if not _node_alive(self) or not _readable(
+                graph_driver().cuGraphKernelNodeGetParams_(<CUgraphNode>self._node, &p)):
             return _plain_repr(self)
         return f"<KernelNode handle=0x{self._node:x} kernel=0x{<uintptr_t>p.kern:x}>"
 
@@ -229,7 +229,8 @@ cdef class MemsetNode(GraphNode):
 
     def __repr__(self):
         cdef CUDA_MEMSET_NODE_PARAMS p
-        if not _node_alive(self) or not _readable(graph_driver().cuGraphMemsetNodeGetParams_(<CUgraphNode>self._node, &p)):
+        if not _node_alive(self) or not _readable(
+                graph_driver().cuGraphMemsetNodeGetParams_(<CUgraphNode>self._node, &p)):
             return _plain_repr(self)
         return f"<MemsetNode handle=0x{self._node:x} dptr=0x{p.dst:x} value={p.value}>"
 
@@ -320,7 +321,8 @@ cdef class MemcpyNode(GraphNode):
 
     def __repr__(self):
         cdef CUDA_MEMCPY3D p
-        if not _node_alive(self) or not _readable(graph_driver().cuGraphMemcpyNodeGetParams_(<CUgraphNode>self._node, &p)):
+        if not _node_alive(self) or not _readable(
+                graph_driver().cuGraphMemcpyNodeGetParams_(<CUgraphNode>self._node, &p)):
             return _plain_repr(self)
         dt = "H" if p.dstMemoryType == CU_MEMORYTYPE_HOST else "D"
         st = "H" if p.srcMemoryType == CU_MEMORYTYPE_HOST else "D"
@@ -418,7 +420,8 @@ cdef class EventRecordNode(GraphNode):
 
     def __repr__(self):
         cdef CUevent ev = NULL
-        if not _node_alive(self) or not _readable(graph_driver().cuGraphEventRecordNodeGetEvent_(<CUgraphNode>self._node, &ev)):
+        if not _node_alive(self) or not _readable(
+                graph_driver().cuGraphEventRecordNodeGetEvent_(<CUgraphNode>self._node, &ev)):
             return _plain_repr(self)
         return f"<EventRecordNode handle=0x{self._node:x} event=0x{<uintptr_t>ev:x}>"
 
@@ -444,7 +447,8 @@ cdef class EventWaitNode(GraphNode):
 
     def __repr__(self):
         cdef CUevent ev = NULL
-        if not _node_alive(self) or not _readable(graph_driver().cuGraphEventWaitNodeGetEvent_(<CUgraphNode>self._node, &ev)):
+        if not _node_alive(self) or not _readable(
+                graph_driver().cuGraphEventWaitNodeGetEvent_(<CUgraphNode>self._node, &ev)):
             return _plain_repr(self)
         return f"<EventWaitNode handle=0x{self._node:x} event=0x{<uintptr_t>ev:x}>"
 
@@ -475,7 +479,8 @@ cdef class HostCallbackNode(GraphNode):
 
     def __repr__(self):
         cdef CUDA_HOST_NODE_PARAMS p
-        if not _node_alive(self) or not _readable(graph_driver().cuGraphHostNodeGetParams_(<CUgraphNode>self._node, &p)):
+        if not _node_alive(self) or not _readable(
+                graph_driver().cuGraphHostNodeGetParams_(<CUgraphNode>self._node, &p)):
             return _plain_repr(self)
         if is_python_host_callback(p.fn):
             return f"<HostCallbackNode handle=0x{self._node:x} callback={getattr(<object>p.userData, '__name__', '?')}>"
@@ -704,7 +709,8 @@ cdef class ExecutableMemsetNode(ExecutableGraphNode):
         p.height = height
         p.pitch = pitch
         cdef CUgraphExec e = self._exec_raw()
-        check(graph_driver().cuGraphExecMemsetNodeSetParams_(e, self._node_raw(), &p, NULL))
+        check(graph_driver().cuGraphExecMemsetNodeSetParams_(e, self._node_raw(), &p,
+                                                             <CUcontext><uintptr_t>self._exec._context_address()))
         self._exec._retain(keep)
 
 
@@ -732,7 +738,8 @@ cdef class ExecutableMemcpyNode(ExecutableGraphNode):
         src_keep = resolve_operand(src, None, "src", &src_ptr)
         fill_memcpy_params(&p, dst_ptr, src_ptr, size)
         cdef CUgraphExec e = self._exec_raw()
-        check(graph_driver().cuGraphExecMemcpyNodeSetParams_(e, self._node_raw(), &p, NULL))
+        check(graph_driver().cuGraphExecMemcpyNodeSetParams_(e, self._node_raw(), &p,
+                                                             <CUcontext><uintptr_t>self._exec._context_address()))
         self._exec._retain((dst_keep, src_keep))
 
 
