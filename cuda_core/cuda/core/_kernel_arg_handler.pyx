@@ -21,6 +21,8 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 
 from cuda.core._memory._buffer cimport Buffer
+from cuda.core._module cimport Kernel
+from cuda.core._resource_handles cimport check, kernel_param_info
 
 from cuda.core._tensor_map import TensorMapDescriptor
 
@@ -118,3 +120,24 @@ cdef class ParamHolder:
     def __dealloc__(self):
         free(self._ptrs)
         free(self._block)
+
+
+cdef ParamHolder pack_kernel_args(Kernel kernel, tuple args):
+    """`args` packed for a launch of `kernel`: checked against the kernel's
+    parameter count and sizes when the driver reports them (TypeError for a
+    wrong count or an unsupported argument)."""
+    cdef long nparams = kernel._arg_count()
+    cdef list sizes = None
+    cdef size_t offset = 0, size = 0
+    cdef long i
+    if nparams >= 0:
+        if nparams != len(args):
+            raise TypeError(f"kernel {kernel._name!r} takes {nparams} argument{'s' if nparams != 1 else ''}, "
+                            f"{len(args)} given")
+        sizes = []
+        for i in range(nparams):
+            check(kernel_param_info(kernel._h, <size_t>i, &offset, &size))
+            sizes.append(size)
+    cdef ParamHolder holder = ParamHolder.__new__(ParamHolder)
+    holder._pack(args, sizes)
+    return holder

@@ -7,10 +7,10 @@ Every driver call goes through the package's driver table: the captured graph
 and the executable graph are C++ handles (cpp/graph.hpp) whose deleters
 destroy them.
 """
-import ctypes
 from dataclasses import dataclass
 
 from libc.stdint cimport uint64_t, uintptr_t
+from libc.string cimport memset
 
 from cuda.core._resource_handles cimport (
     bindings_handle,
@@ -28,11 +28,36 @@ from cuda.core._resource_handles cimport (
 )
 from libc.string cimport memset
 from cuda.core._stream cimport Stream, as_stream
+from cuda.core._resource_handles cimport (
+    CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, CUgraphExecUpdateResultInfo, raise_driver_error,
+)
+from cuda.core.graph._host_callback cimport resolve_host_callback
 from cuda.core.graph._graph_definition cimport (
     GraphCondition, GraphCondition_from_handle, GraphDefinition, GraphDefinition_view,
 )
 
+from cuda.core.graph._subclasses import _executable_node_view
+
 __all__ = ['Graph', 'GraphBuilder', 'GraphCompleteOptions', 'GraphDebugPrintOptions']
+
+# CUgraphExecUpdateResult -> (its name, what it means), for Graph.update's error.
+_UPDATE_RESULT_NAMES = {
+    0: "CU_GRAPH_EXEC_UPDATE_SUCCESS", 1: "CU_GRAPH_EXEC_UPDATE_ERROR",
+    2: "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED", 3: "CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED",
+    4: "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED", 5: "CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED",
+    6: "CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED", 7: "CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE",
+    8: "CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED",
+}
+_UPDATE_RESULT_TEXTS = {
+    1: "the update failed for an unexpected reason",
+    2: "the graph topology changed",
+    3: "the type of a node changed",
+    4: "the function of a kernel node changed",
+    5: "the parameters of a node changed in a way that is not supported",
+    6: "something about a node is not supported",
+    7: "the function of a kernel node changed in an unsupported way",
+    8: "the attributes of a node changed in a way that is not supported",
+}
 
 # Builder kinds: a primary builder owns its capture; a forked one (split)
 # captures on its own stream and is joined back into the primary; a
@@ -57,9 +82,6 @@ _DOT_FLAG_FIELDS = (
     "kernel_node_attributes", "handles", "mem_alloc_node_params", "mem_free_node_params",
     "batch_mem_op_node_params", "extra_topo_info", "conditional_node_params",
 )
-
-_CUHOSTFN_HINT = "ctypes.CFUNCTYPE(None, ctypes.c_void_p)"
-
 
 @dataclass
 class GraphDebugPrintOptions:
@@ -150,10 +172,11 @@ class GraphCompleteOptions:
 
 
 cdef object _retained_for(object source):
-    """The host callbacks a graph made from `source` must keep alive."""
+    """What a graph made from `source` must keep alive (host callbacks, kernel
+    arguments, operand allocations, events)."""
     if isinstance(source, GraphBuilder):
         return (<GraphBuilder>source)._retained
-    return []
+    return (<GraphDefinition>source)._retained_objects()
 
 
 def _instantiate_graph(source, options: GraphCompleteOptions | None = None) -> Graph:
@@ -214,12 +237,6 @@ cdef CUresult _end_capture_into_body(CUstream stream) noexcept:
     cdef CUgraph captured = NULL
     with nogil:
         return graph_driver().cuStreamEndCapture_(stream, &captured)
-
-
-cdef void _run_python_host_callback(void* fn) noexcept with gil:
-    # The driver's host-function thunk for a Python callable: takes the GIL and
-    # calls it; an exception is reported as unraisable (there is no caller).
-    (<object>fn)()
 
 
 cdef int _capture_mode(object mode) except -1:
@@ -674,28 +691,7 @@ cdef class GraphBuilder:
         cdef CUstream raw
         cdef CUresult r
         self._check_open()
-        if isinstance(fn, ctypes._CFuncPtr):
-            if fn.restype is not None or tuple(fn.argtypes or ()) != (ctypes.c_void_p,):
-                raise TypeError(f"ctypes host callback must be declared as {_CUHOSTFN_HINT} "
-                                f"(restype={fn.restype!r}, argtypes={fn.argtypes!r})")
-            c_fn = <CUhostFn><uintptr_t>ctypes.cast(fn, ctypes.c_void_p).value
-            if user_data is None:
-                kept = (fn,)
-            elif isinstance(user_data, int):
-                c_data = <void*><uintptr_t>user_data
-                kept = (fn,)
-            else:
-                copy = ctypes.create_string_buffer(bytes(memoryview(user_data)))
-                c_data = <void*><uintptr_t>ctypes.addressof(copy)
-                kept = (fn, copy)
-        elif callable(fn):
-            if user_data is not None:
-                raise ValueError("user_data is only supported with ctypes function pointers")
-            c_fn = <CUhostFn>_run_python_host_callback
-            c_data = <void*>fn
-            kept = (fn,)
-        else:
-            raise TypeError(f"fn must be callable or a ctypes function pointer, not {type(fn).__name__}")
+        kept = resolve_host_callback(fn, user_data, &c_fn, &c_data)
         raw = self._stream._raw()
         with nogil:
             r = graph_driver().cuLaunchHostFunc_(raw, c_fn, c_data)
@@ -734,23 +730,76 @@ cdef class Graph:
         return bindings_handle("driver.CUgraphExec", <uintptr_t>self._h.get().exec if self._h else 0)
 
     def __getitem__(self, node):
-        """Executable-node views are not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
-        raise NotImplementedError("Graph[node]: executable graph node views are not implemented in cuda-core-ipcsafe")
+        """The executable-node view of `node` (a node of the graph definition
+        this graph was instantiated from): an ``Executable*Node`` whose setters
+        change future launches. :class:`TypeError` for a node kind that has no
+        view; :class:`ValueError` for a closed graph or a destroyed node."""
+        return _executable_node_view(self, node)
 
     def update(self, source):
-        """Whole-graph update is not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError` (after upstream's argument checks:
-        :class:`ValueError` for a closed or unfinished source builder,
-        :class:`TypeError` for another type)."""
+        """Update this executable graph's node parameters from `source` (a
+        finished :class:`GraphBuilder` or a :class:`GraphDefinition`) of the
+        same topology (cuGraphExecUpdate).
+
+        Raises :class:`ValueError` for a closed or unfinished builder,
+        :class:`TypeError` for another type, and
+        :class:`~cuda.core._utils.cuda_utils.CUDAError` ("Graph update failed:
+        ... (CU_GRAPH_EXEC_UPDATE_ERROR_...)") when the driver refuses the
+        update; a refused update keeps what the graph kept before, an
+        accepted one keeps what `source` uses instead.
+        """
+        cdef GraphHandle g
+        cdef CUgraphExecUpdateResultInfo info
+        cdef CUresult r
         if isinstance(source, GraphBuilder):
             if (<GraphBuilder>source)._closed:
                 raise ValueError("Source graph builder has been closed.")
             if (<GraphBuilder>source)._state != _ENDED:
                 raise ValueError("Graph has not finished building.")
-        elif not isinstance(source, GraphDefinition):
-            raise TypeError(f"source must be a GraphBuilder or a GraphDefinition, not {type(source).__name__}")
-        raise NotImplementedError("Graph.update is not implemented in cuda-core-ipcsafe")
+            g = (<GraphBuilder>source)._graph
+        elif isinstance(source, GraphDefinition):
+            g = (<GraphDefinition>source)._graph_handle()
+        else:
+            raise TypeError(f"expected GraphBuilder or GraphDefinition, got {type(source).__name__}")
+        self._check_open()
+        cdef GraphExecHandle keep = self._h
+        memset(&info, 0, sizeof(info))
+        with nogil:
+            r = graph_driver().cuGraphExecUpdate_(keep.get().exec, g.get().graph, &info)
+        if r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE:
+            name = _UPDATE_RESULT_NAMES.get(<int>info.result, f"CUgraphExecUpdateResult {<int>info.result}")
+            raise_driver_error(r, f"Graph update failed: {_UPDATE_RESULT_TEXTS.get(<int>info.result, 'unknown reason')} "
+                                  f"({name})")
+        check(r)
+        self._retained = list(_retained_for(source))     # the nodes now use the source's objects only
+
+    def _exec_address(self):
+        """The CUgraphExec as an int (RuntimeError once closed)."""
+        if not self._h:
+            raise RuntimeError("Graph has been closed")
+        return <uintptr_t>self._h.get().exec
+
+    def _retain(self, obj):
+        """Keep `obj` (what an updated node uses) as long as this graph."""
+        if self._retained is None:
+            self._retained = []
+        self._retained.append(obj)
+
+    def _set_child(self, uintptr_t node, child):
+        """Set the embedded graph of child node `node` for future launches
+        (cuGraphExecChildGraphNodeSetParams)."""
+        cdef GraphHandle c
+        cdef CUresult r
+        if not isinstance(child, GraphDefinition):
+            raise TypeError(f"child must be a GraphDefinition, not {type(child).__name__}")
+        c = (<GraphDefinition>child)._graph_handle()
+        if not self._h:
+            raise RuntimeError("Graph has been closed")
+        cdef GraphExecHandle keep = self._h
+        with nogil:
+            r = graph_driver().cuGraphExecChildGraphNodeSetParams_(keep.get().exec, <CUgraphNode>node, c.get().graph)
+        check(r)
+        self._retain((<GraphDefinition>child)._retained_objects())
 
     def upload(self, stream):
         """Upload the graph's resources on `stream` ahead of its first launch."""

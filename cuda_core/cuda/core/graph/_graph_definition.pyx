@@ -6,9 +6,12 @@ condition variables of conditional nodes.
 A :class:`GraphDefinition` owns (or views) a ``CUgraph`` through a C++ handle
 (cpp/graph.hpp): an empty one can be created, a builder's captured graph is
 viewed (:attr:`GraphBuilder.graph_definition`), and either can be printed and
-instantiated, and its nodes and edges listed. Empty, event record/wait, memory
-allocation/free, child graph and conditional nodes can be added explicitly (from
-the graph's entry point or after a node); a conditional node's body graphs are
+instantiated, and its nodes and edges listed. Empty, kernel, memset, memcpy,
+host callback, event record/wait, memory allocation/free, child graph and
+conditional nodes can be added explicitly (from the graph's entry point or after
+a node); what a node uses (kernel and arguments, operand allocations, callbacks,
+events, child definitions) is kept for the definition's lifetime and handed to
+the graphs instantiated from it. A conditional node's body graphs are
 GraphDefinition views owned by the node. :class:`GraphCondition` is the
 condition variable of conditional nodes.
 """
@@ -21,14 +24,24 @@ from libc.string cimport memset
 from cuda.core._resource_handles cimport (
     CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_ALLOCATION_TYPE_PINNED,
     CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST, CUDA_MEM_ALLOC_NODE_PARAMS, CUmemAccessDesc,
-    bindings_handle, CUdeviceptr, CUevent, CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
+    bindings_handle, borrow_child_graph_handle, CUdeviceptr, CUevent, CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
     primary_context, raise_last_error,
     CU_GRAPH_COND_ASSIGN_DEFAULT, CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_TYPE_WHILE,
     CU_GRAPH_NODE_TYPE_CONDITIONAL, CUcontext, CUgraphConditionalHandle, CUgraphConditionalNodeType, CUgraphNodeParams, borrow_graph_handle,
 )
 
 from cuda.core._event cimport Event
-from cuda.core.graph._graph_node cimport GraphNode, lookup_node, registered_node
+from cuda.core._kernel_arg_handler cimport ParamHolder, pack_kernel_args
+from cuda.core._launch_config cimport LaunchConfig
+from cuda.core._module cimport Kernel
+from cuda.core._resource_handles cimport (
+    CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS,
+)
+from cuda.core.graph._graph_node cimport (
+    GraphNode, fill_kernel_params, fill_memcpy_params, fill_pattern, launch_config, lookup_node, registered_node,
+    resolve_operand,
+)
+from cuda.core.graph._host_callback cimport resolve_host_callback
 
 from cuda.core.graph._subclasses import _NODE_CLASSES, ConditionalNode, IfElseNode, IfNode, SwitchNode, WhileNode
 from cuda.core.typing import GraphConditionalType, GraphMemoryType
@@ -189,8 +202,11 @@ cdef class GraphDefinition:
         return self._entry.allocate(size, device=device, memory_type=memory_type, peer_access=peer_access)
 
     def callback(self, fn, *, user_data=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.callback: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point host callback node (no dependencies).
+
+        See :meth:`GraphNode.callback` for full documentation.
+        """
+        return self._entry.callback(fn, user_data=user_data)
 
     def create_condition(self, default_value=None):
         """Create a condition variable for use with conditional nodes.
@@ -254,16 +270,25 @@ cdef class GraphDefinition:
 
 
     def launch(self, config, kernel, *args):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.launch: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point kernel launch node (no dependencies).
+
+        See :meth:`GraphNode.launch` for full documentation.
+        """
+        return self._entry.launch(config, kernel, *args)
 
     def memcpy(self, dst, src, size, *, dst_owner=None, src_owner=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.memcpy: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point memcpy node (no dependencies).
+
+        See :meth:`GraphNode.memcpy` for full documentation.
+        """
+        return self._entry.memcpy(dst, src, size, dst_owner=dst_owner, src_owner=src_owner)
 
     def memset(self, dst, value, width, height=1, pitch=0, *, dst_owner=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.memset: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point memset node (no dependencies).
+
+        See :meth:`GraphNode.memset` for full documentation.
+        """
+        return self._entry.memset(dst, value, width, height, pitch, dst_owner=dst_owner)
 
 
     def record(self, event):
@@ -520,6 +545,112 @@ cdef class GraphDefinition:
         self._kept[<uintptr_t>node] = (kind, ordinal, tuple(_device_ordinal(p) for p in (peer_access or ())))
         return self._node(<uintptr_t>node)
 
+    # ---- nodes with parameters: kernel launch, memset, memcpy, host callback
+
+    def _keep(self, uintptr_t node, value):
+        """Keep `value` (what node `node` uses) for the life of this definition."""
+        if self._kept is None:
+            self._kept = {}
+        self._kept[node] = value
+
+    def _retained_objects(self):
+        """What the graphs instantiated from this definition must keep alive: a
+        snapshot of every node's kept objects (child definitions keep theirs)."""
+        return list(self._kept.values()) if self._kept is not None else []
+
+    def _child_view(self, uintptr_t embedded):
+        """A GraphDefinition viewing `embedded`, the graph a child node of this one owns."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef GraphHandle view = borrow_child_graph_handle(<CUgraph>embedded, g)
+        if not view:
+            raise_last_error()
+        return GraphDefinition_view(view)
+
+    def _replace_child(self, uintptr_t node, child):
+        """Replaces the graph child node `node` embeds with a clone of `child`."""
+        raise NotImplementedError("ChildGraphNode.update is not implemented in cuda-core-ipcsafe yet")
+
+    def _add_kernel(self, uintptr_t dep, config, kernel, tuple args):
+        """A new KernelNode (cuGraphAddKernelNode) depending on node `dep` (0: the
+        entry point); keeps the kernel and its arguments."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNode d = <CUgraphNode>dep
+        cdef CUDA_KERNEL_NODE_PARAMS params
+        cdef LaunchConfig conf = launch_config(config)
+        if not isinstance(kernel, Kernel):
+            raise TypeError(f"kernel must be a Kernel (from ObjectCode.get_kernel), not {type(kernel).__name__}")
+        if conf.cluster is not None or conf.is_cooperative:
+            raise NotImplementedError("clustered or cooperative graph kernel nodes are not supported")
+        cdef ParamHolder holder = pack_kernel_args(<Kernel>kernel, args)
+        fill_kernel_params(&params, <Kernel>kernel, conf, holder)
+        cdef CUresult r
+        with nogil:
+            r = graph_driver().cuGraphAddKernelNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
+                                                     &params)
+        check(r)
+        self._keep(<uintptr_t>node, (kernel, args))
+        return self._node(<uintptr_t>node)
+
+    def _add_memset(self, uintptr_t dep, dst, value, size_t width, size_t height, size_t pitch, dst_owner):
+        """A new MemsetNode (cuGraphAddMemsetNode) depending on node `dep`; keeps
+        the destination's allocation (or `dst_owner`)."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNode d = <CUgraphNode>dep
+        cdef CUDA_MEMSET_NODE_PARAMS params
+        cdef CUdeviceptr ptr = 0
+        keep = resolve_operand(dst, dst_owner, "dst", &ptr)
+        pattern, element_size = fill_pattern(value)
+        memset(&params, 0, sizeof(params))
+        params.dst = ptr
+        params.value = pattern
+        params.elementSize = element_size
+        params.width = width
+        params.height = height
+        params.pitch = pitch
+        cdef CUresult r
+        with nogil:
+            r = graph_driver().cuGraphAddMemsetNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
+                                                     &params, g.get().context.get().context)
+        check(r)
+        self._keep(<uintptr_t>node, (keep,))
+        return self._node(<uintptr_t>node)
+
+    def _add_memcpy(self, uintptr_t dep, dst, src, size_t size, dst_owner, src_owner):
+        """A new MemcpyNode (cuGraphAddMemcpyNode, one dimension, memory types
+        asked of the driver) depending on node `dep`; keeps both operands' allocations."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNode d = <CUgraphNode>dep
+        cdef CUDA_MEMCPY3D params
+        cdef CUdeviceptr dst_ptr = 0, src_ptr = 0
+        dst_keep = resolve_operand(dst, dst_owner, "dst", &dst_ptr)
+        src_keep = resolve_operand(src, src_owner, "src", &src_ptr)
+        fill_memcpy_params(&params, dst_ptr, src_ptr, size)
+        cdef CUresult r
+        with nogil:
+            r = graph_driver().cuGraphAddMemcpyNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
+                                                     &params, g.get().context.get().context)
+        check(r)
+        self._keep(<uintptr_t>node, (dst_keep, src_keep))
+        return self._node(<uintptr_t>node)
+
+    def _add_callback(self, uintptr_t dep, fn, user_data):
+        """A new HostCallbackNode (cuGraphAddHostNode) depending on node `dep`;
+        keeps the callable (or ctypes wrapper) and a copied user_data."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNode d = <CUgraphNode>dep
+        cdef CUDA_HOST_NODE_PARAMS params
+        kept = resolve_host_callback(fn, user_data, &params.fn, &params.userData)
+        cdef CUresult r
+        with nogil:
+            r = graph_driver().cuGraphAddHostNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
+                                                   &params)
+        check(r)
+        self._keep(<uintptr_t>node, kept)
+        return self._node(<uintptr_t>node)
 
 def _device_ordinal(device):
     """The ordinal of `device` (a Device or an int)."""

@@ -11,12 +11,23 @@ a node can be destroyed, and empty, event record/wait, memory allocation/free,
 child graph and conditional (if, if-else, while, switch) nodes can be added after a
 node (or after a definition's entry point, :attr:`GraphDefinition._entry`).
 """
+import sys
 import weakref
 
-from libc.stdint cimport uintptr_t
+from libc.stdint cimport uint8_t, uintptr_t
+from libc.string cimport memset
 
-from cuda.core._resource_handles cimport CUgraphNode, CUgraphNodeType, CUresult, bindings_handle, check, graph_driver
+from cuda.core._kernel_arg_handler cimport ParamHolder
+from cuda.core._launch_config cimport LaunchConfig
+from cuda.core._memory._buffer cimport Buffer
+from cuda.core._module cimport Kernel
+from cuda.core._resource_handles cimport (
+    CU_MEMORYTYPE_DEVICE, CU_MEMORYTYPE_HOST, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CUDA_ERROR_INVALID_VALUE,
+    CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUdeviceptr, CUgraphNode, CUgraphNodeType, CUmemorytype,
+    CUpointer_attribute, CUresult, DevicePtrHandle, bindings_handle, check, driver, graph_driver,
+)
 
+from cuda.core._launch_config import LaunchConfig as _LaunchConfigType
 from cuda.core.graph._adjacency_set_proxy import AdjacencySetProxy
 from cuda.core.typing import GraphMemoryType
 
@@ -98,8 +109,23 @@ cdef class GraphNode:
         return self._graph._add_alloc(self._node, size, device, memory_type, peer_access)
 
     def callback(self, fn, *, user_data=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphNode.callback: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """Add a host callback node depending on this node.
+
+        `fn` runs on the host when the graph reaches the node: a Python
+        callable taking no arguments (the GIL is taken for it; bind state with
+        a closure or ``functools.partial``), or a ctypes function pointer
+        declared as ``ctypes.CFUNCTYPE(None, ctypes.c_void_p)`` that receives
+        `user_data`: an int (a raw pointer, the caller's to keep valid) or a
+        bytes-like object (copied; the copy lives as long as the graph). The
+        callable or ctypes wrapper is kept for the graph's lifetime. Callbacks
+        must not call CUDA. Returns the new :class:`~cuda.core.graph.HostCallbackNode`.
+
+        Raises :class:`TypeError` for a ctypes pointer of another prototype (or
+        a non-callable `fn`), :class:`ValueError` for `user_data` with a Python
+        callable.
+        """
+        self._check_valid()
+        return self._graph._add_callback(self._node, fn, user_data)
 
     def deallocate(self, dptr):
         """Add a memory free node depending on this node.
@@ -203,16 +229,47 @@ cdef class GraphNode:
         return self._graph._add_empty_node((self,) + nodes)
 
     def launch(self, config, kernel, *args):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphNode.launch: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """Add a kernel launch node depending on this node.
+
+        `kernel` (a :class:`~cuda.core.Kernel`) is launched with `config` (a
+        :class:`~cuda.core.LaunchConfig`) and `args`, packed as
+        :func:`~cuda.core.launch` packs them; the kernel and the arguments are
+        kept for the graph's lifetime. Clustered and cooperative
+        configurations are not supported (:class:`NotImplementedError`).
+        Returns the new :class:`~cuda.core.graph.KernelNode`.
+        """
+        self._check_valid()
+        return self._graph._add_kernel(self._node, config, kernel, args)
 
     def memcpy(self, dst, src, size, *, dst_owner=None, src_owner=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphNode.memcpy: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """Add a memcpy node depending on this node: `size` bytes from `src` to `dst`.
+
+        Each operand is a :class:`~cuda.core.Buffer` (its allocation is kept
+        for the graph's lifetime) or an int address (the caller keeps the
+        memory alive, or passes `dst_owner` / `src_owner` for the graph to
+        keep; a Buffer owner keeps its allocation). Memory types (device or
+        pinned host) are asked of the driver. Returns the new
+        :class:`~cuda.core.graph.MemcpyNode`.
+
+        Raises :class:`ValueError` for an owner given with a Buffer operand.
+        """
+        self._check_valid()
+        return self._graph._add_memcpy(self._node, dst, src, size, dst_owner, src_owner)
 
     def memset(self, dst, value, width, height=1, pitch=0, *, dst_owner=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphNode.memset: explicit graph definitions are not implemented in cuda-core-ipcsafe")
+        """Add a memset node depending on this node.
+
+        Fills `height` rows of `width` elements at `dst` (rows `pitch` bytes
+        apart) with `value`: an int in [0, 256) (one byte), or a bytes-like
+        object of 1, 2 or 4 bytes (the element). `dst` is a
+        :class:`~cuda.core.Buffer` (its allocation is kept for the graph's
+        lifetime) or an int address (the caller keeps it alive, or passes
+        `dst_owner`). Returns the new :class:`~cuda.core.graph.MemsetNode`.
+
+        Raises :class:`ValueError` for `dst_owner` with a Buffer `dst`.
+        """
+        self._check_valid()
+        return self._graph._add_memset(self._node, dst, value, width, height, pitch, dst_owner)
 
     @property
     def pred(self):
@@ -302,4 +359,117 @@ cdef object _graph_address(object graph):
     return graph._address()
 
 
+# ---- operands and parameters of kernel, memset and memcpy nodes (used by _graph_definition and _subclasses)
 
+cdef class _RetainedAllocation:
+    """Keeps a Buffer's allocation alive for a graph (its device-pointer handle),
+    even after the Buffer is closed; a Buffer of a Python memory resource, or one
+    owned elsewhere, is kept itself."""
+    cdef DevicePtrHandle _h
+    cdef uintptr_t _ptr
+
+    def __repr__(self):
+        return f"<_RetainedAllocation 0x{self._ptr:x}>"
+
+
+cdef object _retain_buffer(Buffer buf):
+    """What keeps `buf`'s memory alive: its allocation handle, or the Buffer itself."""
+    buf._check_open()
+    if not buf._h:
+        return buf
+    cdef _RetainedAllocation keep = _RetainedAllocation.__new__(_RetainedAllocation)
+    keep._h = buf._h
+    keep._ptr = buf._ptr
+    return keep
+
+
+cdef object resolve_operand(object operand, object owner, str side, CUdeviceptr* out):
+    """The address of a memset/memcpy operand (a Buffer or an int) into *out;
+    returns what the graph keeps for it: the Buffer's allocation, or `owner`
+    (a Buffer owner: its allocation) for a raw address."""
+    if isinstance(operand, Buffer):
+        if owner is not None:
+            raise ValueError(f"{side}_owner cannot be used when {side} is a Buffer")
+        keep = _retain_buffer(<Buffer>operand)
+        out[0] = <CUdeviceptr>(<Buffer>operand)._ptr
+        return keep
+    if isinstance(operand, bool) or not isinstance(operand, int):
+        raise TypeError(f"{side} must be a Buffer or an int address, not {type(operand).__name__}")
+    if operand < 0 or operand >= 2 ** 64:
+        raise ValueError(f"{side} must be an address (0 <= {side} < 2**64), not {operand}")
+    out[0] = <CUdeviceptr>operand
+    if isinstance(owner, Buffer):
+        return _retain_buffer(<Buffer>owner)
+    return owner
+
+
+cdef tuple fill_pattern(object value):
+    """(pattern, element size) of a memset value: an int in [0, 256) is one
+    byte; a bytes-like object of 1, 2 or 4 bytes is its bytes in memory order."""
+    cdef uint8_t byte
+    if isinstance(value, int):
+        byte = value        # OverflowError outside [0, 256), as upstream
+        return (byte, 1)
+    data = bytes(memoryview(value)) if not isinstance(value, (str, float)) else None
+    if data is None:
+        raise TypeError(f"a bytes-like object is required, not '{type(value).__name__}'")
+    if len(data) not in (1, 2, 4):
+        raise ValueError(f"value must be 1, 2, or 4 bytes, got {len(data)}")
+    return (int.from_bytes(data, sys.byteorder), len(data))
+
+
+cdef unsigned int memory_type_of(CUdeviceptr ptr) except? 0:
+    """The CUmemorytype the driver reports for `ptr` (device for memory it does not know)."""
+    cdef unsigned int kind = CU_MEMORYTYPE_DEVICE
+    cdef CUresult r
+    with nogil:
+        r = driver().cuPointerGetAttribute_(&kind, <CUpointer_attribute>CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr)
+    if r == CUDA_ERROR_INVALID_VALUE:
+        return CU_MEMORYTYPE_DEVICE
+    check(r)
+    return kind
+
+
+cdef int fill_memcpy_params(CUDA_MEMCPY3D* params, CUdeviceptr dst, CUdeviceptr src, size_t size) except -1:
+    """A one-dimensional copy of `size` bytes from `src` to `dst`, memory types asked of the driver."""
+    cdef unsigned int dst_type = memory_type_of(dst)
+    cdef unsigned int src_type = memory_type_of(src)
+    memset(params, 0, sizeof(params[0]))
+    params.srcMemoryType = <CUmemorytype>src_type
+    params.dstMemoryType = <CUmemorytype>dst_type
+    if src_type == CU_MEMORYTYPE_HOST:
+        params.srcHost = <const void*><uintptr_t>src
+    else:
+        params.srcDevice = src
+    if dst_type == CU_MEMORYTYPE_HOST:
+        params.dstHost = <void*><uintptr_t>dst
+    else:
+        params.dstDevice = dst
+    params.WidthInBytes = size
+    params.Height = 1
+    params.Depth = 1
+    return 0
+
+
+cdef LaunchConfig launch_config(object config):
+    if isinstance(config, dict):
+        config = _LaunchConfigType(**config)
+    if not isinstance(config, LaunchConfig):
+        raise TypeError(f"config must be a LaunchConfig, not {type(config).__name__}")
+    return <LaunchConfig>config
+
+
+cdef int fill_kernel_params(CUDA_KERNEL_NODE_PARAMS* params, Kernel kernel, LaunchConfig conf,
+                            ParamHolder holder) except -1:
+    """Kernel node parameters: `kernel` launched with `conf` and the packed arguments."""
+    memset(params, 0, sizeof(params[0]))
+    params.kern = kernel._h.get().kernel
+    params.gridDimX = conf.grid[0]
+    params.gridDimY = conf.grid[1]
+    params.gridDimZ = conf.grid[2]
+    params.blockDimX = conf.block[0]
+    params.blockDimY = conf.block[1]
+    params.blockDimZ = conf.block[2]
+    params.sharedMemBytes = conf.shmem_size
+    params.kernelParams = <void**>holder.ptr if holder is not None else NULL
+    return 0
