@@ -73,6 +73,10 @@
 #define CUDA_SIM_GRAPH_NODE_FUNCTIONS(X)      \
     X(cuGraphAddEventRecordNode)              \
     X(cuGraphAddEventWaitNode)                \
+    X(cuGraphAddMemAllocNode)                 \
+    X(cuGraphMemAllocNodeGetParams)           \
+    X(cuGraphAddMemFreeNode)                  \
+    X(cuGraphMemFreeNodeGetParams)            \
     X(cuGraphAddKernelNode)                   \
     X(cuGraphKernelNodeGetParams)             \
     X(cuGraphKernelNodeSetParams)             \
@@ -111,8 +115,4 @@
     X(cuGraphNodeGetDependentNodes)           \
     X(cuGraphConditionalHandleCreate)         \
     X(cuGraphAddNode)                         \
-    X(cuStreamBeginCaptureToGraph)            \
-    X(cuGraphAddMemAllocNode)                 \
-    X(cuGraphMemAllocNodeGetParams)           \
-    X(cuGraphAddMemFreeNode)                  \
-    X(cuGraphMemFreeNodeGetParams)
+    X(cuStreamBeginCaptureToGraph)

@@ -1729,3 +1729,31 @@ TEST_F(Sim, ExplicitMemoryNodesPinTheGraphStructure) {
     OK(D.cuGraphExecDestroy(exec));
     OK(D.cuGraphDestroy(g));
 }
+
+TEST_F(Sim, ExecutableGraphsOwnCopiesOfConditionalBodies) {
+    CUgraph g = nullptr;
+    OK(D.cuGraphCreate(&g, 0));
+    CUgraphConditionalHandle handle = 0;
+    OK(D.cuGraphConditionalHandleCreate(&handle, g, ctx_, 0, CU_GRAPH_COND_ASSIGN_DEFAULT));
+    CUgraphNodeParams np;
+    std::memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    np.conditional.handle = handle;
+    np.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    np.conditional.size = 1;
+    np.conditional.ctx = ctx_;
+    CUgraphNode cond = nullptr, inner = nullptr;
+    OK(D.cuGraphAddNode(&cond, g, nullptr, nullptr, 0, &np));
+    CUgraph body = np.conditional.phGraph_out[0];
+    OK(D.cuGraphAddEmptyNode(&inner, body, nullptr, 0));
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {};
+    CUgraphExec exec = nullptr;
+    OK(D.cuGraphInstantiateWithParams(&exec, g, &ip));
+    CUgraphExecUpdateResultInfo info = {};
+    OK(D.cuGraphExecUpdate(exec, g, &info));
+    OK(D.cuGraphExecDestroy(exec));  // erases the executable's copies only
+    size_t n = 0;
+    OK(D.cuGraphGetNodes(body, nullptr, &n));
+    EXPECT_EQ(1u, n);
+    OK(D.cuGraphDestroy(g));
+}
