@@ -210,7 +210,43 @@ namespace cuda_core {
     X(cuGraphAddMemFreeNode)                     \
     X(cuGraphMemFreeNodeGetParams)               \
     X(cuGraphAddMemAllocNode)                    \
-    X(cuGraphMemAllocNodeGetParams)
+    X(cuGraphMemAllocNodeGetParams)              \
+    X(cuGraphAddKernelNode)                      \
+    X(cuGraphKernelNodeGetParams)                \
+    X(cuGraphKernelNodeSetParams)                \
+    X(cuGraphAddMemsetNode)                      \
+    X(cuGraphMemsetNodeGetParams)                \
+    X(cuGraphMemsetNodeSetParams)                \
+    X(cuGraphAddMemcpyNode)                      \
+    X(cuGraphMemcpyNodeGetParams)                \
+    X(cuGraphMemcpyNodeSetParams)                \
+    X(cuGraphAddHostNode)                        \
+    X(cuGraphHostNodeGetParams)                  \
+    X(cuGraphHostNodeSetParams)                  \
+    X(cuGraphEventRecordNodeGetEvent)            \
+    X(cuGraphEventRecordNodeSetEvent)            \
+    X(cuGraphEventWaitNodeGetEvent)              \
+    X(cuGraphEventWaitNodeSetEvent)              \
+    X(cuGraphChildGraphNodeGetGraph)             \
+    X(cuGraphExecKernelNodeSetParams)            \
+    X(cuGraphExecMemsetNodeSetParams)            \
+    X(cuGraphExecMemcpyNodeSetParams)            \
+    X(cuGraphExecHostNodeSetParams)              \
+    X(cuGraphExecChildGraphNodeSetParams)        \
+    X(cuGraphExecEventRecordNodeSetEvent)        \
+    X(cuGraphExecEventWaitNodeSetEvent)          \
+    X(cuGraphNodeSetEnabled)                     \
+    X(cuGraphNodeGetEnabled)                     \
+    X(cuGraphExecUpdate)                         \
+    X(cuGraphDestroyNode)                        \
+    X(cuGraphAddDependencies)                    \
+    X(cuGraphRemoveDependencies)                 \
+    X(cuGraphNodeGetDependencies)                \
+    X(cuGraphNodeGetDependentNodes)              \
+    X(cuGraphConditionalHandleCreate)            \
+    X(cuGraphAddNode)                            \
+    X(cuStreamBeginCaptureToGraph)               \
+    X(cuGraphNodeSetParams)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

@@ -66,7 +66,13 @@ GraphHandle graph_end_capture(const StreamHandle& stream, const ContextHandle& c
 
 // Owns nothing in the driver.
 GraphHandle borrow_graph_handle(CUgraph graph, const ContextHandle& context) noexcept {
-    return make_handle(new (std::nothrow) GraphBox{graph, context, false}, &delete_borrowed<GraphBox>);
+    return make_handle(new (std::nothrow) GraphBox{graph, context, false, nullptr}, &delete_borrowed<GraphBox>);
+}
+
+// Owns nothing in the driver; holds `parent`.
+GraphHandle borrow_child_graph_handle(CUgraph graph, const GraphHandle& parent) noexcept {
+    if (!parent) return fail<GraphHandle>(CUDA_ERROR_INVALID_VALUE);
+    return make_handle(new (std::nothrow) GraphBox{graph, parent->context, false, parent}, &delete_borrowed<GraphBox>);
 }
 
 // Owns the executable graph it returns; `graph` stays the caller's.

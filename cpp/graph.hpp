@@ -21,6 +21,7 @@ struct GraphBox {
     CUgraph graph;
     ContextHandle context;  // made current for the destroy
     bool owned;             // false: a view of a graph another handle owns (a capture's, a child's)
+    std::shared_ptr<const GraphBox> parent;  // a child node's embedded graph: the graph holding the node
 };
 using GraphHandle = std::shared_ptr<const GraphBox>;
 
@@ -41,6 +42,10 @@ GraphHandle graph_end_capture(const StreamHandle& stream, const ContextHandle& c
 // Wraps a graph owned elsewhere (the driver's or another handle's); `owner`
 // is kept alive by the view. Never destroyed.
 GraphHandle borrow_graph_handle(CUgraph graph, const ContextHandle& context) noexcept;
+
+// Views the embedded graph of a child node of `parent` (cuGraphChildGraphNodeGetGraph);
+// keeps `parent` (which owns it) alive. Never destroyed.
+GraphHandle borrow_child_graph_handle(CUgraph graph, const GraphHandle& parent) noexcept;
 
 // Instantiates `graph` (cuGraphInstantiateWithParams, detached from the GIL)
 // with `flags`; `upload` names the upload stream (may be empty). The deleter

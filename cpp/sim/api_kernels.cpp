@@ -152,6 +152,18 @@ Kernel* find_kernel(const void* f) {
 }
 
 }  // namespace
+
+// Reads the stand-in's sizes under K().mu.
+CUresult kernel_argument_sizes(const void* f, std::vector<size_t>* sizes, bool* known) {
+    std::lock_guard<std::mutex> lk(K().mu);
+    Kernel* k = find_kernel(f);
+    if (k == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    sizes->clear();
+    *known = k->stand_in != nullptr;
+    if (*known) sizes->assign(k->stand_in->sizes, k->stand_in->sizes + k->stand_in->nparams);
+    return CUDA_SUCCESS;
+}
+
 }  // namespace cuda_sim
 
 SIM_EXPORT CUresult CUDAAPI cuLibraryLoadData(CUlibrary* library, const void* code, CUjit_option* jitOptions,

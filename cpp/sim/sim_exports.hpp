@@ -39,7 +39,9 @@
     X(cuGreenCtxStreamCreate)                 \
     CUDA_SIM_MANAGED_OPS_FUNCTIONS(X)         \
     CUDA_SIM_TENSOR_MAP_FUNCTIONS(X)          \
-    CUDA_SIM_GRAPHICS_FUNCTIONS(X)
+    CUDA_SIM_GRAPHICS_FUNCTIONS(X)        \
+    CUDA_SIM_GRAPH_NODE_FUNCTIONS(X)          \
+    CUDA_SIM_GRAPH_STRUCTURE_FUNCTIONS(X)
 
 // Managed-memory advice, prefetches, discards and batched copies (api_managed_ops.cpp).
 #define CUDA_SIM_MANAGED_OPS_FUNCTIONS(X) \
@@ -66,3 +68,51 @@
     X(cuGraphicsMapResources)             \
     X(cuGraphicsUnmapResources)           \
     X(cuGraphicsResourceGetMappedPointer)
+
+// Explicit graph nodes with parameters, their executable-graph setters and update (api_graphs.cpp).
+#define CUDA_SIM_GRAPH_NODE_FUNCTIONS(X)      \
+    X(cuGraphAddEventRecordNode)              \
+    X(cuGraphAddEventWaitNode)                \
+    X(cuGraphAddMemAllocNode)                 \
+    X(cuGraphMemAllocNodeGetParams)           \
+    X(cuGraphAddMemFreeNode)                  \
+    X(cuGraphMemFreeNodeGetParams)            \
+    X(cuGraphAddKernelNode)                   \
+    X(cuGraphKernelNodeGetParams)             \
+    X(cuGraphKernelNodeSetParams)             \
+    X(cuGraphAddMemsetNode)                   \
+    X(cuGraphMemsetNodeGetParams)             \
+    X(cuGraphMemsetNodeSetParams)             \
+    X(cuGraphAddMemcpyNode)                   \
+    X(cuGraphMemcpyNodeGetParams)             \
+    X(cuGraphMemcpyNodeSetParams)             \
+    X(cuGraphAddHostNode)                     \
+    X(cuGraphHostNodeGetParams)               \
+    X(cuGraphHostNodeSetParams)               \
+    X(cuGraphEventRecordNodeGetEvent)         \
+    X(cuGraphEventRecordNodeSetEvent)         \
+    X(cuGraphEventWaitNodeGetEvent)           \
+    X(cuGraphEventWaitNodeSetEvent)           \
+    X(cuGraphChildGraphNodeGetGraph)          \
+    X(cuGraphExecKernelNodeSetParams)         \
+    X(cuGraphExecMemsetNodeSetParams)         \
+    X(cuGraphExecMemcpyNodeSetParams)         \
+    X(cuGraphExecHostNodeSetParams)           \
+    X(cuGraphExecChildGraphNodeSetParams)     \
+    X(cuGraphExecEventRecordNodeSetEvent)     \
+    X(cuGraphExecEventWaitNodeSetEvent)       \
+    X(cuGraphNodeSetEnabled)                  \
+    X(cuGraphNodeGetEnabled)                  \
+    X(cuGraphExecUpdate)                      \
+    X(cuGraphNodeSetParams)
+
+// Graph structure: node removal, edges, condition handles and conditional nodes (api_graphs.cpp).
+#define CUDA_SIM_GRAPH_STRUCTURE_FUNCTIONS(X) \
+    X(cuGraphDestroyNode)                     \
+    X(cuGraphAddDependencies)                 \
+    X(cuGraphRemoveDependencies)              \
+    X(cuGraphNodeGetDependencies)             \
+    X(cuGraphNodeGetDependentNodes)           \
+    X(cuGraphConditionalHandleCreate)         \
+    X(cuGraphAddNode)                         \
+    X(cuStreamBeginCaptureToGraph)

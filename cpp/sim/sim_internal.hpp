@@ -517,6 +517,14 @@ CUresult capture_free(CUstream hStream, CUdeviceptr dptr, bool* handled);
 // A free outside any capture of graph memory: no graph releases it again.
 void forget_graph_allocation(CUdeviceptr dptr);
 
+// ---------------------------------------------------------------------------
+// Kernels (api_kernels.cpp; takes its own lock)
+// ---------------------------------------------------------------------------
+// The argument sizes of kernel `f` (a CUkernel): CUDA_ERROR_INVALID_HANDLE when
+// no live kernel; *known is false when it has no host stand-in (the simulator
+// cannot describe its parameters).
+CUresult kernel_argument_sizes(const void* f, std::vector<size_t>* sizes, bool* known);
+
 }  // namespace cuda_sim
 
 // The exported entry points (global, extern "C") use the internals unqualified.

@@ -1563,3 +1563,294 @@ TEST_F(Sim, ArraysTexturesSurfacesAndCopies) {
 }
 
 }  // namespace
+
+// ---------------------------------------------------------------------------
+// Explicit graph nodes: stored parameters, dependency order, exec setters, update.
+std::vector<int> g_host_order;
+void record_host_order(void* data) { g_host_order.push_back(int(reinterpret_cast<uintptr_t>(data))); }
+
+TEST_F(Sim, ExplicitGraphNodesRunInDependencyOrderAndUpdate) {
+    CUmemoryPool pool = make_pool(false);
+    CUdeviceptr a = alloc(pool, 64), b = alloc(pool, 64);
+    CUgraph g = nullptr;
+    OK(D.cuGraphCreate(&g, 0));
+    // Host node 2 is created first but depends on host node 1: it must run second.
+    CUgraphNode first = nullptr, second = nullptr, fill = nullptr, copy = nullptr;
+    CUDA_MEMSET_NODE_PARAMS ms = {};
+    ms.dst = a;
+    ms.value = 0x5a;
+    ms.elementSize = 1;
+    ms.width = 64;
+    ms.height = 1;
+    OK(D.cuGraphAddMemsetNode(&fill, g, nullptr, 0, &ms, ctx_));
+    CUDA_MEMCPY3D cp = {};
+    cp.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    cp.srcDevice = a;
+    cp.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    cp.dstDevice = b;
+    cp.WidthInBytes = 64;
+    cp.Height = 1;
+    cp.Depth = 1;
+    OK(D.cuGraphAddMemcpyNode(&copy, g, &fill, 1, &cp, ctx_));
+    CUDA_HOST_NODE_PARAMS hp = {record_host_order, reinterpret_cast<void*>(uintptr_t(1))};
+    CUgraphNode dummy = nullptr;
+    OK(D.cuGraphAddEmptyNode(&dummy, g, nullptr, 0));
+    OK(D.cuGraphAddHostNode(&first, g, &dummy, 1, &hp));
+    hp.userData = reinterpret_cast<void*>(uintptr_t(2));
+    OK(D.cuGraphAddHostNode(&second, g, &first, 1, &hp));
+    // Stored parameters read back.
+    CUDA_MEMSET_NODE_PARAMS ms_back = {};
+    OK(D.cuGraphMemsetNodeGetParams(fill, &ms_back));
+    EXPECT_EQ(a, ms_back.dst);
+    EXPECT_EQ(0x5au, ms_back.value);
+    CUDA_MEMCPY3D cp_back = {};
+    OK(D.cuGraphMemcpyNodeGetParams(copy, &cp_back));
+    EXPECT_EQ(64u, cp_back.WidthInBytes);
+    CUDA_HOST_NODE_PARAMS hp_back = {};
+    OK(D.cuGraphHostNodeGetParams(second, &hp_back));
+    EXPECT_EQ(reinterpret_cast<void*>(uintptr_t(2)), hp_back.userData);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphHostNodeGetParams(fill, &hp_back));  // a memset node
+    // Bad parameters: element size 3, unmapped destination, no host function.
+    CUgraphNode bad = nullptr;
+    ms.elementSize = 3;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddMemsetNode(&bad, g, nullptr, 0, &ms, ctx_));
+    ms.elementSize = 1;
+    ms.dst = 0x10;
+    EXPECT_NE(CUDA_SUCCESS, D.cuGraphAddMemsetNode(&bad, g, nullptr, 0, &ms, ctx_));
+    ms.dst = a;
+    CUDA_HOST_NODE_PARAMS no_fn = {nullptr, nullptr};
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddHostNode(&bad, g, nullptr, 0, &no_fn));
+
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {};
+    CUgraphExec exec = nullptr;
+    OK(D.cuGraphInstantiateWithParams(&exec, g, &ip));
+    g_host_order.clear();
+    OK(D.cuGraphLaunch(exec, stream_));
+    EXPECT_EQ((std::vector<int>{1, 2}), g_host_order);
+    EXPECT_EQ(std::vector<unsigned char>(64, 0x5a), read(b, 64));
+
+    // Exec setter: a new value only in the executable graph.
+    ms.value = 0x11;
+    OK(D.cuGraphExecMemsetNodeSetParams(exec, fill, &ms, ctx_));
+    OK(D.cuGraphMemsetNodeGetParams(fill, &ms_back));
+    EXPECT_EQ(0x5au, ms_back.value);
+    OK(D.cuGraphLaunch(exec, stream_));
+    EXPECT_EQ(std::vector<unsigned char>(64, 0x11), read(b, 64));
+    ms.height = 2;  // a 1D memset cannot change its height
+    ms.pitch = 64;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphExecMemsetNodeSetParams(exec, fill, &ms, ctx_));
+    ms.height = 1;
+    // Disabled: the copy does not run.
+    OK(D.cuGraphNodeSetEnabled(exec, copy, 0));
+    unsigned enabled = 1;
+    OK(D.cuGraphNodeGetEnabled(exec, copy, &enabled));
+    EXPECT_EQ(0u, enabled);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphNodeSetEnabled(exec, first, 0));  // host nodes cannot be
+    ms.value = 0x22;
+    OK(D.cuGraphExecMemsetNodeSetParams(exec, fill, &ms, ctx_));
+    OK(D.cuGraphLaunch(exec, stream_));
+    EXPECT_EQ(std::vector<unsigned char>(64, 0x11), read(b, 64));
+    OK(D.cuGraphNodeSetEnabled(exec, copy, 1));
+
+    // Update from a graph of the same topology (value 0x33), then from one with a node too many.
+    ms.value = 0x33;
+    OK(D.cuGraphMemsetNodeSetParams(fill, &ms));
+    CUgraphExecUpdateResultInfo info = {};
+    OK(D.cuGraphExecUpdate(exec, g, &info));
+    EXPECT_EQ(CU_GRAPH_EXEC_UPDATE_SUCCESS, info.result);
+    OK(D.cuGraphLaunch(exec, stream_));
+    EXPECT_EQ(std::vector<unsigned char>(64, 0x33), read(b, 64));
+    CUgraphNode extra = nullptr;
+    OK(D.cuGraphAddEmptyNode(&extra, g, nullptr, 0));
+    EXPECT_EQ(CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, D.cuGraphExecUpdate(exec, g, &info));
+    EXPECT_EQ(CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, info.result);
+
+    OK(D.cuGraphExecDestroy(exec));
+    OK(D.cuGraphDestroy(g));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphMemsetNodeGetParams(fill, &ms_back));  // its graph is gone
+    OK(D.cuMemFreeAsync(a, stream_));
+    OK(D.cuMemFreeAsync(b, stream_));
+    OK(D.cuMemPoolDestroy(pool));
+}
+
+TEST_F(Sim, GraphStructureEdgesRemovalAndConditionalNodes) {
+    CUgraph g = nullptr, other = nullptr;
+    OK(D.cuGraphCreate(&g, 0));
+    OK(D.cuGraphCreate(&other, 0));
+    CUgraphNode a = nullptr, b = nullptr, foreign = nullptr;
+    OK(D.cuGraphAddEmptyNode(&a, g, nullptr, 0));
+    OK(D.cuGraphAddEmptyNode(&b, g, nullptr, 0));
+    OK(D.cuGraphAddEmptyNode(&foreign, other, nullptr, 0));
+    // Edges: added once, between two nodes of the graph, never a self edge.
+    OK(D.cuGraphAddDependencies(g, &a, &b, nullptr, 1));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddDependencies(g, &a, &b, nullptr, 1));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddDependencies(g, &a, &a, nullptr, 1));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddDependencies(g, &a, &foreign, nullptr, 1));
+    CUgraphNode listed[2] = {};
+    size_t n = 2;
+    OK(D.cuGraphNodeGetDependencies(b, listed, nullptr, &n));
+    EXPECT_EQ(1u, n);
+    EXPECT_EQ(a, listed[0]);
+    EXPECT_EQ(nullptr, listed[1]);
+    n = 0;
+    OK(D.cuGraphNodeGetDependentNodes(a, nullptr, nullptr, &n));
+    EXPECT_EQ(1u, n);
+    OK(D.cuGraphRemoveDependencies(g, &a, &b, nullptr, 1));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphRemoveDependencies(g, &a, &b, nullptr, 1));
+    // Host nodes run in the order the edited edges give.
+    CUDA_HOST_NODE_PARAMS hp = {record_host_order, reinterpret_cast<void*>(uintptr_t(1))};
+    CUgraphNode first = nullptr, second = nullptr;
+    OK(D.cuGraphAddHostNode(&first, g, nullptr, 0, &hp));
+    hp.userData = reinterpret_cast<void*>(uintptr_t(2));
+    OK(D.cuGraphAddHostNode(&second, g, nullptr, 0, &hp));
+    OK(D.cuGraphAddDependencies(g, &second, &first, nullptr, 1));
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {};
+    CUgraphExec exec = nullptr;
+    OK(D.cuGraphInstantiateWithParams(&exec, g, &ip));
+    g_host_order.clear();
+    OK(D.cuGraphLaunch(exec, stream_));
+    EXPECT_EQ((std::vector<int>{2, 1}), g_host_order);
+    OK(D.cuGraphExecDestroy(exec));
+    // A cycle cannot be instantiated; destroying a node severs its edges.
+    OK(D.cuGraphAddDependencies(g, &first, &second, nullptr, 1));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphInstantiateWithParams(&exec, g, &ip));
+    EXPECT_EQ(CUDA_GRAPH_INSTANTIATE_ERROR, ip.result_out);
+    OK(D.cuGraphDestroyNode(first));
+    n = 0;
+    OK(D.cuGraphNodeGetDependentNodes(second, nullptr, nullptr, &n));
+    EXPECT_EQ(0u, n);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphDestroyNode(first));
+
+    // Conditional nodes: an IF whose condition defaults to 1 runs its body (a memset).
+    CUmemoryPool pool = make_pool(false);
+    CUdeviceptr mem = alloc(pool, 16);
+    CUgraph cg = nullptr;
+    OK(D.cuGraphCreate(&cg, 0));
+    CUgraphConditionalHandle yes = 0, no = 0;
+    OK(D.cuGraphConditionalHandleCreate(&yes, cg, ctx_, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
+    OK(D.cuGraphConditionalHandleCreate(&no, cg, ctx_, 0, 0));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphConditionalHandleCreate(&no, cg, ctx_, 0, 2));
+    CUgraphNodeParams np;
+    std::memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    np.conditional.handle = yes;
+    np.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    np.conditional.size = 2;
+    np.conditional.ctx = ctx_;
+    CUgraphNode cond = nullptr;
+    OK(D.cuGraphAddNode(&cond, cg, nullptr, nullptr, 0, &np));
+    CUgraph then_body = np.conditional.phGraph_out[0], else_body = np.conditional.phGraph_out[1];
+    CUDA_MEMSET_NODE_PARAMS ms = {};
+    ms.dst = mem;
+    ms.value = 0x7;
+    ms.elementSize = 1;
+    ms.width = 16;
+    ms.height = 1;
+    CUgraphNode fill = nullptr;
+    OK(D.cuGraphAddMemsetNode(&fill, then_body, nullptr, 0, &ms, ctx_));
+    ms.value = 0x9;
+    OK(D.cuGraphAddMemsetNode(&fill, else_body, nullptr, 0, &ms, ctx_));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphDestroy(then_body));  // the node owns it
+    CUgraphNode bad = nullptr;
+    np.conditional.size = 3;  // IF: 1 or 2 bodies
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddNode(&bad, cg, nullptr, nullptr, 0, &np));
+    np.conditional.type = CU_GRAPH_COND_TYPE_SWITCH;
+    np.conditional.size = 0;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddNode(&bad, cg, nullptr, nullptr, 0, &np));
+    np.conditional.size = 1;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddNode(&bad, other, nullptr, nullptr, 0, &np));  // not its graph
+    CUgraph child_holder = nullptr;
+    OK(D.cuGraphCreate(&child_holder, 0));
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuGraphAddChildGraphNode(&bad, child_holder, nullptr, 0, cg));
+    OK(D.cuGraphInstantiateWithParams(&exec, cg, &ip));
+    OK(D.cuGraphLaunch(exec, stream_));
+    EXPECT_EQ(std::vector<unsigned char>(16, 0x7), read(mem, 16));
+    OK(D.cuGraphExecDestroy(exec));
+    // A WHILE whose condition nothing can clear: the launch fails instead of spinning.
+    np.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
+    np.conditional.handle = yes;
+    CUgraphNode loop = nullptr;
+    OK(D.cuGraphAddNode(&loop, cg, &cond, nullptr, 1, &np));
+    OK(D.cuGraphInstantiateWithParams(&exec, cg, &ip));
+    EXPECT_EQ(CUDA_ERROR_LAUNCH_TIMEOUT, D.cuGraphLaunch(exec, stream_));
+    OK(D.cuGraphExecDestroy(exec));
+    OK(D.cuGraphDestroyNode(loop));
+    // A host node is not allowed in a body: refused at instantiation.
+    CUgraphNode host_in_body = nullptr;
+    OK(D.cuGraphAddHostNode(&host_in_body, else_body, nullptr, 0, &hp));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphInstantiateWithParams(&exec, cg, &ip));
+    // Destroying the conditional node erases its bodies.
+    OK(D.cuGraphDestroyNode(cond));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphGetNodes(then_body, nullptr, &n));
+
+    OK(D.cuGraphDestroy(child_holder));
+    OK(D.cuGraphDestroy(cg));
+    OK(D.cuGraphDestroy(other));
+    OK(D.cuGraphDestroy(g));
+    OK(D.cuMemFreeAsync(mem, stream_));
+    OK(D.cuMemPoolDestroy(pool));
+}
+
+TEST_F(Sim, ExplicitMemoryNodesPinTheGraphStructure) {
+    CUgraph g = nullptr;
+    OK(D.cuGraphCreate(&g, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS ap;
+    std::memset(&ap, 0, sizeof ap);
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ap.poolProps.location.id = 0;
+    ap.bytesize = 256;
+    CUgraphNode alloc = nullptr, after = nullptr, free_node = nullptr, bad = nullptr;
+    OK(D.cuGraphAddMemAllocNode(&alloc, g, nullptr, 0, &ap));
+    EXPECT_NE(0u, ap.dptr);
+    CUDA_MEM_ALLOC_NODE_PARAMS back = {};
+    OK(D.cuGraphMemAllocNodeGetParams(alloc, &back));
+    EXPECT_EQ(ap.dptr, back.dptr);
+    EXPECT_EQ(256u, back.bytesize);
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddMemFreeNode(&bad, g, nullptr, 0, 0));  // not a graph allocation
+    OK(D.cuGraphAddEmptyNode(&after, g, &alloc, 1));
+    OK(D.cuGraphAddMemFreeNode(&free_node, g, &after, 1, ap.dptr));
+    CUdeviceptr freed = 0;
+    OK(D.cuGraphMemFreeNodeGetParams(free_node, &freed));
+    EXPECT_EQ(ap.dptr, freed);
+    // A graph holding memory nodes: no node destroyed, no edge removed (edges may be added).
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphDestroyNode(after));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphRemoveDependencies(g, &alloc, &after, nullptr, 1));
+    OK(D.cuGraphAddDependencies(g, &alloc, &free_node, nullptr, 1));
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_HOST;  // host graph memory: not modelled
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuGraphAddMemAllocNode(&bad, g, nullptr, 0, &ap));
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {};
+    CUgraphExec exec = nullptr;
+    OK(D.cuGraphInstantiateWithParams(&exec, g, &ip));
+    OK(D.cuGraphLaunch(exec, stream_));
+    OK(D.cuGraphExecDestroy(exec));
+    OK(D.cuGraphDestroy(g));
+}
+
+TEST_F(Sim, ExecutableGraphsOwnCopiesOfConditionalBodies) {
+    CUgraph g = nullptr;
+    OK(D.cuGraphCreate(&g, 0));
+    CUgraphConditionalHandle handle = 0;
+    OK(D.cuGraphConditionalHandleCreate(&handle, g, ctx_, 0, CU_GRAPH_COND_ASSIGN_DEFAULT));
+    CUgraphNodeParams np;
+    std::memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_CONDITIONAL;
+    np.conditional.handle = handle;
+    np.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    np.conditional.size = 1;
+    np.conditional.ctx = ctx_;
+    CUgraphNode cond = nullptr, inner = nullptr;
+    OK(D.cuGraphAddNode(&cond, g, nullptr, nullptr, 0, &np));
+    CUgraph body = np.conditional.phGraph_out[0];
+    OK(D.cuGraphAddEmptyNode(&inner, body, nullptr, 0));
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip = {};
+    CUgraphExec exec = nullptr;
+    OK(D.cuGraphInstantiateWithParams(&exec, g, &ip));
+    CUgraphExecUpdateResultInfo info = {};
+    OK(D.cuGraphExecUpdate(exec, g, &info));
+    OK(D.cuGraphExecDestroy(exec));  // erases the executable's copies only
+    size_t n = 0;
+    OK(D.cuGraphGetNodes(body, nullptr, &n));
+    EXPECT_EQ(1u, n);
+    OK(D.cuGraphDestroy(g));
+}

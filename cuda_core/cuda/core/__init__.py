@@ -11,6 +11,9 @@ from cuda.core._ipcsafe import __ipcsafe_version__, check_not_mixed_with_upstrea
 check_not_mixed_with_upstream()  # before anything that a mixed install may have overwritten
 
 from cuda.core._context import Context, ContextOptions  # noqa: E402
+# The memory package first: its device resource imports Device, and _device's
+# graph builder reaches the memory package back (graph nodes take Buffers).
+import cuda.core._memory  # noqa: E402, F401
 from cuda.core._device import Device  # noqa: E402
 from cuda.core._device_resources import (  # noqa: E402
     DeviceResources,

@@ -6,7 +6,9 @@ The rules (upstream cuda.core 1.2.2's): a :class:`~cuda.core.Buffer` passes its
 device address; a Python ``int`` is a 64-bit value (a pointer or a 64-bit
 integer); ``float`` a C ``double``; ``complex`` two doubles; ``bool`` a C++
 ``bool``; a NumPy scalar (bool, int, uint, float16/32/64, complex64/128) and a
-ctypes scalar (``c_int32``, ``c_void_p``, ...) pass their own bytes; subclasses of
+ctypes scalar (``c_int32``, ``c_void_p``, ...) pass their own bytes; a
+:class:`~cuda.core.graph.GraphCondition` passes its 64-bit
+``CUgraphConditionalHandle`` (so device code can set the condition); subclasses of
 these types are accepted as their base type. Anything
 else is a TypeError naming the argument.
 """
@@ -19,6 +21,8 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy
 
 from cuda.core._memory._buffer cimport Buffer
+from cuda.core._module cimport Kernel
+from cuda.core._resource_handles cimport check, kernel_param_info
 
 from cuda.core._tensor_map import TensorMapDescriptor
 
@@ -34,6 +38,12 @@ cdef bint _is_numpy_value(object arg):
     if numpy is None:
         return False
     return isinstance(arg, (numpy.generic, numpy.ndarray))
+
+
+# True for a GraphCondition (False while cuda.core.graph is not imported: then none exists).
+cdef bint _is_graph_condition(object arg):
+    graph_definition = sys.modules.get("cuda.core.graph._graph_definition")
+    return graph_definition is not None and isinstance(arg, graph_definition.GraphCondition)
 
 
 # The bytes that kernel argument `i` passes (its slot's contents); TypeError for an unsupported type.
@@ -57,13 +67,16 @@ cdef bytes _arg_bytes(object arg, Py_ssize_t i):
         return struct.pack("<dd", arg.real, arg.imag)
     if isinstance(arg, _SimpleCData):
         return bytes(arg)
+    if _is_graph_condition(arg):
+        return struct.pack("<Q", arg.handle)
     if _is_numpy_value(arg):
         if getattr(arg, "ndim", 1) == 0 and arg.dtype.kind in "biufc":
             return arg.tobytes()
         raise TypeError(f"kernel argument {i}: unsupported NumPy value of dtype {arg.dtype} and ndim "
                         f"{getattr(arg, 'ndim', '?')} (pass a NumPy scalar, a Buffer or a pointer int)")
     raise TypeError(f"kernel argument {i}: unsupported type {type(arg).__name__} (supported: Buffer, "
-                    f"TensorMapDescriptor, int, float, complex, bool, NumPy scalars, ctypes scalars)")
+                    f"TensorMapDescriptor, GraphCondition, int, float, complex, bool, NumPy scalars, "
+                    f"ctypes scalars)")
 
 
 cdef class ParamHolder:
@@ -107,3 +120,24 @@ cdef class ParamHolder:
     def __dealloc__(self):
         free(self._ptrs)
         free(self._block)
+
+
+cdef ParamHolder pack_kernel_args(Kernel kernel, tuple args):
+    """`args` packed for a launch of `kernel`: checked against the kernel's
+    parameter count and sizes when the driver reports them (TypeError for a
+    wrong count or an unsupported argument)."""
+    cdef long nparams = kernel._arg_count()
+    cdef list sizes = None
+    cdef size_t offset = 0, size = 0
+    cdef long i
+    if nparams >= 0:
+        if nparams != len(args):
+            raise TypeError(f"kernel {kernel._name!r} takes {nparams} argument{'s' if nparams != 1 else ''}, "
+                            f"{len(args)} given")
+        sizes = []
+        for i in range(nparams):
+            check(kernel_param_info(kernel._h, <size_t>i, &offset, &size))
+            sizes.append(size)
+    cdef ParamHolder holder = ParamHolder.__new__(ParamHolder)
+    holder._pack(args, sizes)
+    return holder

@@ -3,11 +3,11 @@
 """launch(): a kernel on a stream (cuda.core._launcher)."""
 import warnings
 
-from cuda.core._kernel_arg_handler cimport ParamHolder
+from cuda.core._kernel_arg_handler cimport ParamHolder, pack_kernel_args
 from cuda.core._launch_config cimport LaunchConfig
 from cuda.core._module cimport Kernel
 from cuda.core._resource_handles cimport (
-    CUresult, LaunchDims, StreamHandle, check, kernel_param_info, launch_kernel,
+    CUresult, LaunchDims, StreamHandle, check, launch_kernel,
 )
 from cuda.core._stream cimport Stream, as_stream
 
@@ -66,21 +66,9 @@ def launch(stream, config, kernel, *kernel_args):
         raise TypeError(f"kernel must be a Kernel (from ObjectCode.get_kernel), not {type(kernel).__name__}")
     cdef LaunchConfig conf = <LaunchConfig>config
     cdef Kernel k = <Kernel>kernel
-    cdef long nparams = k._arg_count()
-    cdef list sizes = None
-    cdef size_t offset = 0, size = 0
-    cdef long i
-    if nparams >= 0:
-        if nparams != len(kernel_args):
-            raise TypeError(f"kernel {k._name!r} takes {nparams} argument{'s' if nparams != 1 else ''}, "
-                            f"{len(kernel_args)} given")
-        sizes = []
-        for i in range(nparams):
-            check(kernel_param_info(k._h, <size_t>i, &offset, &size))
-            sizes.append(size)
-    cdef ParamHolder params = ParamHolder.__new__(ParamHolder)
-    params._pack(kernel_args, sizes)
+    cdef ParamHolder params = pack_kernel_args(k, kernel_args)
     cdef LaunchDims dims
+    cdef int i
     cluster = conf.cluster
     for i in range(3):
         dims.block[i] = conf.block[i]

@@ -310,7 +310,7 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
 
 # ---------------------------------------------------------------- errors
 # raise_driver_error is the ONE function that turns a CUresult into CUDAError.
-cdef int raise_driver_error(CUresult code) except -1
+cdef int raise_driver_error(CUresult code, str message=*) except -1
 cdef int raise_last_error() except -1
 cdef int require_driver() except -1
 cdef str not_instantiable(str name, str apis)
@@ -702,6 +702,74 @@ cdef extern from "cuda.h" nogil:
         CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH
         CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY
 
+# conditional nodes (cuGraphConditionalHandleCreate, cuGraphAddNode)
+cdef extern from "cuda.h" nogil:
+    ctypedef unsigned long long CUgraphConditionalHandle
+    ctypedef enum CUgraphConditionalNodeType:
+        pass
+    enum:
+        CU_GRAPH_NODE_TYPE_CONDITIONAL
+        CU_GRAPH_COND_TYPE_IF
+        CU_GRAPH_COND_TYPE_WHILE
+        CU_GRAPH_COND_TYPE_SWITCH
+        CU_GRAPH_COND_ASSIGN_DEFAULT
+    ctypedef struct CUDA_CONDITIONAL_NODE_PARAMS:
+        CUgraphConditionalHandle handle
+        CUgraphConditionalNodeType type
+        unsigned int size
+        CUgraph* phGraph_out
+        CUcontext ctx
+    ctypedef struct CUDA_CHILD_GRAPH_NODE_PARAMS:
+        CUgraph graph
+    ctypedef struct CUgraphNodeParams:
+        CUgraphNodeType type
+        CUDA_CONDITIONAL_NODE_PARAMS conditional
+        CUDA_CHILD_GRAPH_NODE_PARAMS graph
+
+cdef extern from "cuda.h" nogil:
+    ctypedef void* CUfunction
+    ctypedef int CUgraphExecUpdateResult
+    ctypedef struct CUDA_KERNEL_NODE_PARAMS:
+        CUfunction func
+        unsigned int gridDimX
+        unsigned int gridDimY
+        unsigned int gridDimZ
+        unsigned int blockDimX
+        unsigned int blockDimY
+        unsigned int blockDimZ
+        unsigned int sharedMemBytes
+        void** kernelParams
+        void** extra
+        CUkernel kern
+        CUcontext ctx
+    ctypedef struct CUDA_MEMSET_NODE_PARAMS:
+        CUdeviceptr dst
+        size_t pitch
+        unsigned int value
+        unsigned int elementSize
+        size_t width
+        size_t height
+    ctypedef struct CUDA_HOST_NODE_PARAMS:
+        CUhostFn fn
+        void* userData
+    ctypedef struct CUgraphExecUpdateResultInfo:
+        CUgraphExecUpdateResult result
+        CUgraphNode errorNode
+        CUgraphNode errorFromNode
+    enum:
+        CU_GRAPH_EXEC_UPDATE_SUCCESS
+        CU_GRAPH_EXEC_UPDATE_ERROR
+        CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED
+        CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED
+        CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED
+        CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED
+        CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED
+        CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE
+        CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED
+        CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE
+        CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+        CU_GRAPH_NODE_TYPE_GRAPH
+
 cdef extern from "cuda.h" nogil:
     ctypedef struct CUDA_MEM_ALLOC_NODE_PARAMS:
         CUmemPoolProps poolProps
@@ -713,6 +781,7 @@ cdef extern from "cuda.h" nogil:
 cdef extern from "driver.hpp" namespace "cuda_core" nogil:
     cppclass GraphDriverTable "cuda_core::DriverTable":
         CUresult (*cuStreamBeginCapture_)(CUstream, CUstreamCaptureMode)
+        CUresult (*cuStreamEndCapture_)(CUstream, CUgraph*)
         CUresult (*cuStreamIsCapturing_)(CUstream, CUstreamCaptureStatus*)
         CUresult (*cuStreamGetCaptureInfo_)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*,
                                             const CUgraphNode**, const CUgraphEdgeData**, size_t*)
@@ -739,6 +808,54 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
         CUresult (*cuGraphAddMemAllocNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
                                             CUDA_MEM_ALLOC_NODE_PARAMS*)
         CUresult (*cuGraphMemAllocNodeGetParams_)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS*)
+        # nodes with parameters, executable-graph setters and update (optional slots)
+        CUresult (*cuGraphAddKernelNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
+                                          const CUDA_KERNEL_NODE_PARAMS*)
+        CUresult (*cuGraphKernelNodeGetParams_)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS*)
+        CUresult (*cuGraphKernelNodeSetParams_)(CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*)
+        CUresult (*cuGraphAddMemsetNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
+                                          const CUDA_MEMSET_NODE_PARAMS*, CUcontext)
+        CUresult (*cuGraphMemsetNodeGetParams_)(CUgraphNode, CUDA_MEMSET_NODE_PARAMS*)
+        CUresult (*cuGraphMemsetNodeSetParams_)(CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*)
+        CUresult (*cuGraphAddMemcpyNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_MEMCPY3D*,
+                                          CUcontext)
+        CUresult (*cuGraphMemcpyNodeGetParams_)(CUgraphNode, CUDA_MEMCPY3D*)
+        CUresult (*cuGraphMemcpyNodeSetParams_)(CUgraphNode, const CUDA_MEMCPY3D*)
+        CUresult (*cuGraphAddHostNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
+                                        const CUDA_HOST_NODE_PARAMS*)
+        CUresult (*cuGraphHostNodeGetParams_)(CUgraphNode, CUDA_HOST_NODE_PARAMS*)
+        CUresult (*cuGraphHostNodeSetParams_)(CUgraphNode, const CUDA_HOST_NODE_PARAMS*)
+        CUresult (*cuGraphEventRecordNodeGetEvent_)(CUgraphNode, CUevent*)
+        CUresult (*cuGraphEventRecordNodeSetEvent_)(CUgraphNode, CUevent)
+        CUresult (*cuGraphEventWaitNodeGetEvent_)(CUgraphNode, CUevent*)
+        CUresult (*cuGraphEventWaitNodeSetEvent_)(CUgraphNode, CUevent)
+        CUresult (*cuGraphChildGraphNodeGetGraph_)(CUgraphNode, CUgraph*)
+        CUresult (*cuGraphExecKernelNodeSetParams_)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*)
+        CUresult (*cuGraphExecMemsetNodeSetParams_)(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*,
+                                                    CUcontext)
+        CUresult (*cuGraphExecMemcpyNodeSetParams_)(CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D*, CUcontext)
+        CUresult (*cuGraphExecHostNodeSetParams_)(CUgraphExec, CUgraphNode, const CUDA_HOST_NODE_PARAMS*)
+        CUresult (*cuGraphExecChildGraphNodeSetParams_)(CUgraphExec, CUgraphNode, CUgraph)
+        CUresult (*cuGraphExecEventRecordNodeSetEvent_)(CUgraphExec, CUgraphNode, CUevent)
+        CUresult (*cuGraphExecEventWaitNodeSetEvent_)(CUgraphExec, CUgraphNode, CUevent)
+        CUresult (*cuGraphNodeSetEnabled_)(CUgraphExec, CUgraphNode, unsigned int)
+        CUresult (*cuGraphNodeGetEnabled_)(CUgraphExec, CUgraphNode, unsigned int*)
+        CUresult (*cuGraphExecUpdate_)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo*)
+        # graph structure: node removal, edges, conditional nodes (optional slots)
+        CUresult (*cuGraphDestroyNode_)(CUgraphNode)
+        CUresult (*cuGraphAddDependencies_)(CUgraph, const CUgraphNode*, const CUgraphNode*, const CUgraphEdgeData*,
+                                           size_t)
+        CUresult (*cuGraphRemoveDependencies_)(CUgraph, const CUgraphNode*, const CUgraphNode*,
+                                              const CUgraphEdgeData*, size_t)
+        CUresult (*cuGraphNodeGetDependencies_)(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*)
+        CUresult (*cuGraphNodeGetDependentNodes_)(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*)
+        CUresult (*cuGraphConditionalHandleCreate_)(CUgraphConditionalHandle*, CUgraph, CUcontext, unsigned int,
+                                                   unsigned int)
+        CUresult (*cuGraphAddNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t,
+                                   CUgraphNodeParams*)
+        CUresult (*cuStreamBeginCaptureToGraph_)(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t,
+                                                CUstreamCaptureMode)
+        CUresult (*cuGraphNodeSetParams_)(CUgraphNode, CUgraphNodeParams*)
 
 cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass GraphBox:
@@ -756,6 +873,7 @@ cdef const GraphDriverTable* graph_driver() noexcept nogil
 cdef GraphHandle create_graph_handle(const ContextHandle& context) noexcept nogil
 cdef GraphHandle graph_end_capture(const StreamHandle& stream, const ContextHandle& context) noexcept nogil
 cdef GraphHandle borrow_graph_handle(CUgraph graph, const ContextHandle& context) noexcept nogil
+cdef GraphHandle borrow_child_graph_handle(CUgraph graph, const GraphHandle& parent) noexcept nogil
 cdef GraphExecHandle graph_instantiate(const GraphHandle& graph, uint64_t flags,
                                        const StreamHandle& upload) noexcept nogil
 # cuMemPoolSetAccess in relaxed capture mode (cpp/memory.hpp).

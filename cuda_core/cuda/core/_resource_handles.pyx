@@ -111,15 +111,18 @@ cdef extern from "resource_handles.hpp" nogil:   # vmm.hpp
 
 # ---------------------------------------------------------------- errors
 
-cdef int raise_driver_error(CUresult code) except -1:
-    """Raise CUDAError for `code` ("NAME: text"); a driver that could not be
-    loaded is named with the reason. Returns 0 for CUDA_SUCCESS."""
+cdef int raise_driver_error(CUresult code, str message=None) except -1:
+    """Raise CUDAError for `code` ("NAME: text", or `message` when given); a
+    driver that could not be loaded is named with the reason. Returns 0 for
+    CUDA_SUCCESS."""
     if code == CUDA_SUCCESS:
         return 0
     cdef bytes load_error = cpp_driver_load_error()
     if load_error:
         raise CUDAError(f"{cpp_error_name(code).decode()}: {load_error.decode()}", None)
-    raise CUDAError(f"{cpp_error_name(code).decode()}: {cpp_error_text(code).decode()}", int(code))
+    if message is None:
+        message = f"{cpp_error_name(code).decode()}: {cpp_error_text(code).decode()}"
+    raise CUDAError(message, int(code))
 
 
 cdef int raise_last_error() except -1:
@@ -710,6 +713,7 @@ cdef extern from "resource_handles.hpp" nogil:
     GraphHandle cpp_create_graph_handle "cuda_core::create_graph_handle"(const ContextHandle&)
     GraphHandle cpp_graph_end_capture "cuda_core::graph_end_capture"(const StreamHandle&, const ContextHandle&)
     GraphHandle cpp_borrow_graph_handle "cuda_core::borrow_graph_handle"(CUgraph, const ContextHandle&)
+    GraphHandle cpp_borrow_child_graph_handle "cuda_core::borrow_child_graph_handle"(CUgraph, const GraphHandle&)
     GraphExecHandle cpp_graph_instantiate "cuda_core::graph_instantiate"(const GraphHandle&, uint64_t,
                                                                          const StreamHandle&)
     CUresult cpp_memory_pool_set_access "cuda_core::memory_pool_set_access"(
@@ -727,6 +731,10 @@ cdef GraphHandle graph_end_capture(const StreamHandle& stream, const ContextHand
 
 cdef GraphHandle borrow_graph_handle(CUgraph graph, const ContextHandle& context) noexcept nogil:
     return cpp_borrow_graph_handle(graph, context)
+
+
+cdef GraphHandle borrow_child_graph_handle(CUgraph graph, const GraphHandle& parent) noexcept nogil:
+    return cpp_borrow_child_graph_handle(graph, parent)
 
 cdef GraphExecHandle graph_instantiate(const GraphHandle& graph, uint64_t flags,
                                        const StreamHandle& upload) noexcept nogil:

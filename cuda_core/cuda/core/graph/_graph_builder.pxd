@@ -4,14 +4,16 @@ from cuda.core._stream cimport Stream
 
 cdef class GraphBuilder:
     cdef Stream _stream
-    cdef int _kind            # _PRIMARY or _FORKED
+    cdef int _kind            # _PRIMARY, _FORKED or _CONDITIONAL
     cdef int _state           # _NOT_STARTED, _CAPTURING, _ENDED
     cdef bint _closed
     cdef GraphHandle _graph   # the captured graph, after end_building (primary builders)
     cdef list _retained       # host callbacks and their copied user data, kept for the graph's lifetime
+    cdef GraphHandle _body    # a conditional builder's body graph (a view; the conditional node owns it)
     cdef object __weakref__
 
     cdef int _check_open(self) except -1
+    cdef tuple _conditional(self, object condition, int kind, object count)
 
 
 cdef class Graph:

@@ -7,10 +7,10 @@ Every driver call goes through the package's driver table: the captured graph
 and the executable graph are C++ handles (cpp/graph.hpp) whose deleters
 destroy them.
 """
-import ctypes
 from dataclasses import dataclass
 
 from libc.stdint cimport uint64_t, uintptr_t
+from libc.string cimport memset
 
 from cuda.core._resource_handles cimport (
     bindings_handle,
@@ -22,17 +22,51 @@ from cuda.core._resource_handles cimport (
     CUresult, CUstream, CUstreamCaptureMode, CUstreamCaptureStatus, ContextHandle, GraphExecHandle, GraphHandle,
     StreamHandle, check, coerce_options, graph_driver, graph_end_capture, graph_instantiate, raise_last_error,
     require_driver,
+    CU_GRAPH_COND_ASSIGN_DEFAULT, CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_TYPE_WHILE,
+    CU_GRAPH_NODE_TYPE_CONDITIONAL, CUcontext, CUgraphConditionalHandle, CUgraphConditionalNodeType,
+    CUgraphNodeParams, borrow_graph_handle,
 )
+from libc.string cimport memset
 from cuda.core._stream cimport Stream, as_stream
-from cuda.core.graph._graph_definition cimport GraphDefinition, GraphDefinition_view
+from cuda.core._resource_handles cimport (
+    CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, CUgraphExecUpdateResultInfo, raise_driver_error,
+)
+from cuda.core.graph._host_callback cimport resolve_host_callback
+from cuda.core.graph._graph_definition cimport (
+    GraphCondition, GraphCondition_from_handle, GraphDefinition, GraphDefinition_view,
+)
+
+from cuda.core.graph._subclasses import _executable_node_view
 
 __all__ = ['Graph', 'GraphBuilder', 'GraphCompleteOptions', 'GraphDebugPrintOptions']
 
+# CUgraphExecUpdateResult -> (its name, what it means), for Graph.update's error.
+_UPDATE_RESULT_NAMES = {
+    0: "CU_GRAPH_EXEC_UPDATE_SUCCESS", 1: "CU_GRAPH_EXEC_UPDATE_ERROR",
+    2: "CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED", 3: "CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED",
+    4: "CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED", 5: "CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED",
+    6: "CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED", 7: "CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE",
+    8: "CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED",
+}
+_UPDATE_RESULT_TEXTS = {
+    1: "the update failed for an unexpected reason",
+    2: "the graph topology changed",
+    3: "the type of a node changed",
+    4: "the function of a kernel node changed",
+    5: "the parameters of a node changed in a way that is not supported",
+    6: "something about a node is not supported",
+    7: "the function of a kernel node changed in an unsupported way",
+    8: "the attributes of a node changed in a way that is not supported",
+}
+
 # Builder kinds: a primary builder owns its capture; a forked one (split)
-# captures on its own stream and is joined back into the primary.
+# captures on its own stream and is joined back into the primary; a
+# conditional one (if_then, if_else, switch, while_loop) captures on its own
+# stream into a conditional node's body graph.
 cdef enum:
     _PRIMARY = 0
     _FORKED = 1
+    _CONDITIONAL = 2
 
 # Capture states: primary builders go NOT_STARTED -> CAPTURING -> ENDED;
 # forked builders are CAPTURING until joined (and closed).
@@ -48,9 +82,6 @@ _DOT_FLAG_FIELDS = (
     "kernel_node_attributes", "handles", "mem_alloc_node_params", "mem_free_node_params",
     "batch_mem_op_node_params", "extra_topo_info", "conditional_node_params",
 )
-
-_CUHOSTFN_HINT = "ctypes.CFUNCTYPE(None, ctypes.c_void_p)"
-
 
 @dataclass
 class GraphDebugPrintOptions:
@@ -141,10 +172,11 @@ class GraphCompleteOptions:
 
 
 cdef object _retained_for(object source):
-    """The host callbacks a graph made from `source` must keep alive."""
+    """What a graph made from `source` must keep alive (host callbacks, kernel
+    arguments, operand allocations, events)."""
     if isinstance(source, GraphBuilder):
         return (<GraphBuilder>source)._retained
-    return []
+    return (<GraphDefinition>source)._retained_objects()
 
 
 def _instantiate_graph(source, options: GraphCompleteOptions | None = None) -> Graph:
@@ -200,10 +232,11 @@ cdef GraphBuilder _forked_builder(Stream stream, list retained):
     return gb
 
 
-cdef void _run_python_host_callback(void* fn) noexcept with gil:
-    # The driver's host-function thunk for a Python callable: takes the GIL and
-    # calls it; an exception is reported as unraisable (there is no caller).
-    (<object>fn)()
+cdef CUresult _end_capture_into_body(CUstream stream) noexcept:
+    """Ends a capture into a conditional body graph (the graph stays its node's)."""
+    cdef CUgraph captured = NULL
+    with nogil:
+        return graph_driver().cuStreamEndCapture_(stream, &captured)
 
 
 cdef int _capture_mode(object mode) except -1:
@@ -246,6 +279,8 @@ cdef class GraphBuilder:
         cdef GraphHandle discarded
         if self._stream is not None and self._state == _CAPTURING and self._kind == _PRIMARY and not self._closed:
             discarded = graph_end_capture(self._stream._h, self._stream._h.get().context)
+        elif self._stream is not None and self._state == _CAPTURING and self._kind == _CONDITIONAL and not self._closed:
+            _end_capture_into_body(self._stream._raw())
 
     @staticmethod
     def _init(stream):
@@ -266,7 +301,10 @@ cdef class GraphBuilder:
         if self._state == _CAPTURING and self._kind == _PRIMARY:
             discarded = graph_end_capture(self._stream._h, self._stream._h.get().context)
             failed = not discarded
+        elif self._state == _CAPTURING and self._kind == _CONDITIONAL:
+            _end_capture_into_body(self._stream._raw())
         self._graph.reset()
+        self._body.reset()
         self._state = _ENDED
         self._closed = True
         self._stream = None
@@ -319,6 +357,7 @@ cdef class GraphBuilder:
         """
         cdef CUstreamCaptureMode c_mode
         cdef CUstream raw
+        cdef CUgraph body
         cdef CUresult r
         self._check_open()
         if self._state != _NOT_STARTED:
@@ -327,8 +366,13 @@ cdef class GraphBuilder:
             raise RuntimeError("Cannot resume building after building has ended.")
         c_mode = <CUstreamCaptureMode>_capture_mode(mode)
         raw = self._stream._raw()
-        with nogil:
-            r = graph_driver().cuStreamBeginCapture_(raw, c_mode)
+        if self._kind == _CONDITIONAL:
+            body = self._body.get().graph
+            with nogil:
+                r = graph_driver().cuStreamBeginCaptureToGraph_(raw, body, NULL, NULL, 0, c_mode)
+        else:
+            with nogil:
+                r = graph_driver().cuStreamBeginCapture_(raw, c_mode)
         check(r)
         self._state = _CAPTURING
         return self
@@ -360,6 +404,7 @@ cdef class GraphBuilder:
         :class:`~cuda.core._utils.cuda_utils.CUDAError` if the driver rejects the
         capture (invalidated, unjoined forks...)."""
         cdef GraphHandle g
+        cdef CUresult r
         self._check_open()
         try:
             building = self.is_building
@@ -367,6 +412,12 @@ cdef class GraphBuilder:
             building = True   # invalidated: ending it reports the driver's error
         if not building:
             raise RuntimeError("Graph builder is not building.")
+        if self._kind == _CONDITIONAL:
+            r = _end_capture_into_body(self._stream._raw())
+            self._state = _ENDED
+            check(r)
+            self._graph = self._body   # the body graph: the conditional node keeps owning it
+            return self
         g = graph_end_capture(self._stream._h, self._stream._h.get().context)
         self._state = _ENDED
         if not g:
@@ -464,35 +515,130 @@ cdef class GraphBuilder:
         self._check_open()
         return self._stream.context.handle
 
-    def create_condition(self, default_value=None):
-        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphBuilder.create_condition: conditional graph nodes are not implemented "
-                                  "in cuda-core-ipcsafe")
+    def create_condition(self, default_value=None) -> GraphCondition:
+        """Create a condition variable for use with conditional nodes.
 
-    def if_then(self, condition):
-        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphBuilder.if_then: conditional graph nodes are not implemented "
-                                  "in cuda-core-ipcsafe")
+        The returned :class:`~cuda.core.graph.GraphCondition` is passed to the
+        conditional-node builder methods (:meth:`if_then`, :meth:`if_else`,
+        :meth:`while_loop`, :meth:`switch`). Its value is controlled at run time
+        by device code via ``cudaGraphSetConditional``; `default_value` (an
+        int), when given, is assigned at the start of every launch (None: no
+        default). The builder must be building (:class:`RuntimeError`
+        otherwise).
+        """
+        cdef CUstreamCaptureStatus status = <CUstreamCaptureStatus>CU_STREAM_CAPTURE_STATUS_NONE
+        cdef CUgraph graph = NULL
+        cdef CUgraphConditionalHandle handle = 0
+        cdef unsigned int value = 0
+        cdef unsigned int flags = 0
+        cdef CUcontext ctx
+        cdef CUstream raw
+        cdef CUresult r
+        self._check_open()
+        if default_value is not None:
+            if isinstance(default_value, bool) or not isinstance(default_value, int):
+                raise TypeError(f"default_value must be an int or None, not {type(default_value).__name__}")
+            if default_value < 0 or default_value >= 2 ** 32:
+                raise OverflowError(f"default_value must fit an unsigned int (0 <= default_value < 2**32), "
+                                    f"not {default_value}")
+            value = <unsigned int>default_value
+            flags = CU_GRAPH_COND_ASSIGN_DEFAULT
+        raw = self._stream._raw()
+        with nogil:
+            r = graph_driver().cuStreamGetCaptureInfo_(raw, &status, NULL, &graph, NULL, NULL, NULL)
+        check(r)
+        if status != CU_STREAM_CAPTURE_STATUS_ACTIVE:
+            raise RuntimeError("Cannot create a conditional handle when graph is not being built")
+        ctx = self._stream._h.get().context.get().context
+        with nogil:
+            r = graph_driver().cuGraphConditionalHandleCreate_(&handle, graph, ctx, value, flags)
+        check(r)
+        return GraphCondition_from_handle(<unsigned long long>handle)
 
-    def if_else(self, condition):
-        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphBuilder.if_else: conditional graph nodes are not implemented "
-                                  "in cuda-core-ipcsafe")
+    cdef tuple _conditional(self, object condition, int kind, object count):
+        """Adds a conditional node of `kind` with `count` bodies after the work
+        captured so far; returns a conditional builder for each body."""
+        cdef CUstreamCaptureStatus status = <CUstreamCaptureStatus>CU_STREAM_CAPTURE_STATUS_NONE
+        cdef CUgraph graph = NULL
+        cdef const CUgraphNode* deps = NULL
+        cdef const CUgraphEdgeData* edges = NULL
+        cdef size_t ndeps = 0
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNodeParams params
+        cdef CUstream raw
+        cdef CUresult r
+        cdef GraphBuilder branch
+        self._check_open()
+        if not isinstance(condition, GraphCondition):
+            raise TypeError(
+                f"condition must be a GraphCondition object (from "
+                f"GraphBuilder.create_condition()), got {type(condition).__name__}")
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError(f"count must be an int, not {type(count).__name__}")
+        if count < 0 or count >= 2 ** 32:
+            raise OverflowError(f"count must fit an unsigned int (0 <= count < 2**32), not {count}")
+        raw = self._stream._raw()
+        with nogil:
+            r = graph_driver().cuStreamGetCaptureInfo_(raw, &status, NULL, &graph, &deps, &edges, &ndeps)
+        check(r)
+        if status != CU_STREAM_CAPTURE_STATUS_ACTIVE:
+            raise RuntimeError("Cannot add conditional node when not actively capturing")
+        memset(&params, 0, sizeof(params))
+        params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL
+        params.conditional.handle = <CUgraphConditionalHandle>(<GraphCondition>condition)._handle
+        params.conditional.type = <CUgraphConditionalNodeType>kind
+        params.conditional.size = <unsigned int>count
+        params.conditional.ctx = self._stream._h.get().context.get().context
+        with nogil:
+            r = graph_driver().cuGraphAddNode_(&node, graph, deps, NULL, ndeps, &params)
+            if r == CUDA_SUCCESS:
+                r = graph_driver().cuStreamUpdateCaptureDependencies_(raw, &node, NULL, 1,
+                                                                     CU_STREAM_SET_CAPTURE_DEPENDENCIES)
+        check(r)
+        branches = []
+        for i in range(params.conditional.size):
+            branch = GraphBuilder_for_stream(self._stream.device.create_stream())
+            branch._kind = _CONDITIONAL
+            branch._retained = self._retained
+            branch._body = borrow_graph_handle(params.conditional.phGraph_out[i], self._stream._h.get().context)
+            branches.append(branch)
+        return tuple(branches)
 
-    def switch(self, condition, count):
-        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphBuilder.switch: conditional graph nodes are not implemented "
-                                  "in cuda-core-ipcsafe")
+    def if_then(self, condition) -> GraphBuilder:
+        """Adds an if condition branch and returns a new graph builder for it.
 
-    def while_loop(self, condition):
-        """Conditional nodes are not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphBuilder.while_loop: conditional graph nodes are not implemented "
-                                  "in cuda-core-ipcsafe")
+        The resulting if graph will only execute the branch if the condition
+        (a :class:`~cuda.core.graph.GraphCondition` from :meth:`create_condition`)
+        evaluates to true at run time. The new builder captures on its own
+        stream into the branch's body graph: call its :meth:`begin_building`,
+        enqueue the work, then :meth:`end_building`.
+        """
+        return self._conditional(condition, <int>CU_GRAPH_COND_TYPE_IF, 1)[0]
+
+    def if_else(self, condition) -> tuple:
+        """Adds an if-else condition branch and returns new graph builders for both branches.
+
+        The resulting if graph will execute the first branch if the condition
+        evaluates to true at run time, otherwise the second (else) branch.
+        """
+        return self._conditional(condition, <int>CU_GRAPH_COND_TYPE_IF, 2)
+
+    def switch(self, condition, count) -> tuple:
+        """Adds a switch condition branch and returns new graph builders for all `count` cases.
+
+        The resulting switch graph will execute the branch whose case index
+        matches the value of the condition at run time. If no match is found,
+        no branch will be executed.
+        """
+        return self._conditional(condition, <int>CU_GRAPH_COND_TYPE_SWITCH, count)
+
+    def while_loop(self, condition) -> GraphBuilder:
+        """Adds a while loop and returns a new graph builder for it.
+
+        The resulting while loop graph will execute the branch repeatedly at
+        run time until the condition evaluates to false.
+        """
+        return self._conditional(condition, <int>CU_GRAPH_COND_TYPE_WHILE, 1)[0]
 
     def embed(self, GraphBuilder child):
         """Embed a finished builder's graph as a child-graph node after the work
@@ -545,28 +691,7 @@ cdef class GraphBuilder:
         cdef CUstream raw
         cdef CUresult r
         self._check_open()
-        if isinstance(fn, ctypes._CFuncPtr):
-            if fn.restype is not None or tuple(fn.argtypes or ()) != (ctypes.c_void_p,):
-                raise TypeError(f"ctypes host callback must be declared as {_CUHOSTFN_HINT} "
-                                f"(restype={fn.restype!r}, argtypes={fn.argtypes!r})")
-            c_fn = <CUhostFn><uintptr_t>ctypes.cast(fn, ctypes.c_void_p).value
-            if user_data is None:
-                kept = (fn,)
-            elif isinstance(user_data, int):
-                c_data = <void*><uintptr_t>user_data
-                kept = (fn,)
-            else:
-                copy = ctypes.create_string_buffer(bytes(memoryview(user_data)))
-                c_data = <void*><uintptr_t>ctypes.addressof(copy)
-                kept = (fn, copy)
-        elif callable(fn):
-            if user_data is not None:
-                raise ValueError("user_data is only supported with ctypes function pointers")
-            c_fn = <CUhostFn>_run_python_host_callback
-            c_data = <void*>fn
-            kept = (fn,)
-        else:
-            raise TypeError(f"fn must be callable or a ctypes function pointer, not {type(fn).__name__}")
+        kept = resolve_host_callback(fn, user_data, &c_fn, &c_data)
         raw = self._stream._raw()
         with nogil:
             r = graph_driver().cuLaunchHostFunc_(raw, c_fn, c_data)
@@ -605,23 +730,82 @@ cdef class Graph:
         return bindings_handle("driver.CUgraphExec", <uintptr_t>self._h.get().exec if self._h else 0)
 
     def __getitem__(self, node):
-        """Executable-node views are not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError`."""
-        raise NotImplementedError("Graph[node]: executable graph node views are not implemented in cuda-core-ipcsafe")
+        """The executable-node view of `node` (a node of the graph definition
+        this graph was instantiated from): an ``Executable*Node`` whose setters
+        change future launches. :class:`TypeError` for a node kind that has no
+        view; :class:`ValueError` for a closed graph or a destroyed node."""
+        return _executable_node_view(self, node)
 
     def update(self, source):
-        """Whole-graph update is not implemented in cuda-core-ipcsafe: raises
-        :class:`NotImplementedError` (after upstream's argument checks:
-        :class:`ValueError` for a closed or unfinished source builder,
-        :class:`TypeError` for another type)."""
+        """Update this executable graph's node parameters from `source` (a
+        finished :class:`GraphBuilder` or a :class:`GraphDefinition`) of the
+        same topology (cuGraphExecUpdate).
+
+        Raises :class:`ValueError` for a closed or unfinished builder,
+        :class:`TypeError` for another type, and
+        :class:`~cuda.core._utils.cuda_utils.CUDAError` ("Graph update failed:
+        ... (CU_GRAPH_EXEC_UPDATE_ERROR_...)") when the driver refuses the
+        update; a refused update keeps what the graph kept before, an
+        accepted one keeps what `source` uses instead.
+        """
+        cdef GraphHandle g
+        cdef CUgraphExecUpdateResultInfo info
+        cdef CUresult r
         if isinstance(source, GraphBuilder):
             if (<GraphBuilder>source)._closed:
                 raise ValueError("Source graph builder has been closed.")
             if (<GraphBuilder>source)._state != _ENDED:
                 raise ValueError("Graph has not finished building.")
-        elif not isinstance(source, GraphDefinition):
-            raise TypeError(f"source must be a GraphBuilder or a GraphDefinition, not {type(source).__name__}")
-        raise NotImplementedError("Graph.update is not implemented in cuda-core-ipcsafe")
+            g = (<GraphBuilder>source)._graph
+        elif isinstance(source, GraphDefinition):
+            g = (<GraphDefinition>source)._graph_handle()
+        else:
+            raise TypeError(f"expected GraphBuilder or GraphDefinition, got {type(source).__name__}")
+        self._check_open()
+        cdef GraphExecHandle keep = self._h
+        memset(&info, 0, sizeof(info))
+        with nogil:
+            r = graph_driver().cuGraphExecUpdate_(keep.get().exec, g.get().graph, &info)
+        if r == CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE:
+            name = _UPDATE_RESULT_NAMES.get(<int>info.result, f"CUgraphExecUpdateResult {<int>info.result}")
+            raise_driver_error(r, f"Graph update failed: {_UPDATE_RESULT_TEXTS.get(<int>info.result, 'unknown reason')} "
+                                  f"({name})")
+        check(r)
+        self._retained = list(_retained_for(source))     # the nodes now use the source's objects only
+
+    def _exec_address(self):
+        """The CUgraphExec as an int (RuntimeError once closed)."""
+        if not self._h:
+            raise RuntimeError("Graph has been closed")
+        return <uintptr_t>self._h.get().exec
+
+    def _context_address(self):
+        """The CUcontext this graph was instantiated in, as an int (RuntimeError once closed)."""
+        if not self._h:
+            raise RuntimeError("Graph has been closed")
+        return <uintptr_t>self._h.get().context.get().context
+
+    def _retain(self, obj):
+        """Keep `obj` (what an updated node uses) as long as this graph."""
+        if self._retained is None:
+            self._retained = []
+        self._retained.append(obj)
+
+    def _set_child(self, uintptr_t node, child):
+        """Set the embedded graph of child node `node` for future launches
+        (cuGraphExecChildGraphNodeSetParams)."""
+        cdef GraphHandle c
+        cdef CUresult r
+        if not isinstance(child, GraphDefinition):
+            raise TypeError(f"child must be a GraphDefinition, not {type(child).__name__}")
+        c = (<GraphDefinition>child)._graph_handle()
+        if not self._h:
+            raise RuntimeError("Graph has been closed")
+        cdef GraphExecHandle keep = self._h
+        with nogil:
+            r = graph_driver().cuGraphExecChildGraphNodeSetParams_(keep.get().exec, <CUgraphNode>node, c.get().graph)
+        check(r)
+        self._retain((<GraphDefinition>child)._retained_objects())
 
     def upload(self, stream):
         """Upload the graph's resources on `stream` ahead of its first launch."""

@@ -11,11 +11,18 @@ cdef class GraphCondition:
 cdef class GraphDefinition:
     cdef GraphHandle _h
     cdef dict _kept           # CUgraphNode (int) -> the object its node uses (Event, GraphDefinition)
+    cdef dict _bodies         # conditional CUgraphNode (int) -> (GraphCondition, cond type, body views)
+    cdef object _owner        # a body graph's view: the GraphDefinition holding its node (kept alive)
     cdef object __weakref__
 
     cdef GraphHandle _graph_handle(self) except *
     cdef object _node(self, uintptr_t raw)
+    cdef object _new_node(self, uintptr_t raw)
+    cdef void _invalidate(self)
 
+
+# A GraphCondition of the CUgraphConditionalHandle `handle`.
+cdef GraphCondition GraphCondition_from_handle(unsigned long long handle)
 
 # A GraphDefinition viewing `graph` (a builder's captured graph): it shares the handle.
 cdef GraphDefinition GraphDefinition_view(GraphHandle graph)

@@ -6,11 +6,14 @@ condition variables of conditional nodes.
 A :class:`GraphDefinition` owns (or views) a ``CUgraph`` through a C++ handle
 (cpp/graph.hpp): an empty one can be created, a builder's captured graph is
 viewed (:attr:`GraphBuilder.graph_definition`), and either can be printed and
-instantiated, and its nodes and edges listed. Empty, event record/wait, memory
-allocation/free and child graph nodes can be added explicitly (from the graph's entry
-point or after a node); the other node kinds keep upstream 1.2.2's signatures
-and raise :class:`NotImplementedError`, and so does everything of
-:class:`GraphCondition` (conditional nodes are not implemented).
+instantiated, and its nodes and edges listed. Empty, kernel, memset, memcpy,
+host callback, event record/wait, memory allocation/free, child graph and
+conditional nodes can be added explicitly (from the graph's entry point or after
+a node); what a node uses (kernel and arguments, operand allocations, callbacks,
+events, child definitions) is kept for the definition's lifetime and handed to
+the graphs instantiated from it. A conditional node's body graphs are
+GraphDefinition views owned by the node. :class:`GraphCondition` is the
+condition variable of conditional nodes.
 """
 from libc.stdint cimport uintptr_t
 
@@ -21,42 +24,68 @@ from libc.string cimport memset
 from cuda.core._resource_handles cimport (
     CU_MEM_ACCESS_FLAGS_PROT_READWRITE, CU_MEM_ALLOCATION_TYPE_MANAGED, CU_MEM_ALLOCATION_TYPE_PINNED,
     CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_LOCATION_TYPE_HOST, CUDA_MEM_ALLOC_NODE_PARAMS, CUmemAccessDesc,
-    bindings_handle, CUdeviceptr, CUevent, CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
+    bindings_handle, borrow_child_graph_handle, CUdeviceptr, CUevent, CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
     primary_context, raise_last_error,
+    CU_GRAPH_COND_ASSIGN_DEFAULT, CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_TYPE_WHILE,
+    CU_GRAPH_NODE_TYPE_CONDITIONAL, CUcontext, CUgraphConditionalHandle, CUgraphConditionalNodeType, CUgraphNodeParams, borrow_graph_handle,
 )
 
 from cuda.core._event cimport Event
-from cuda.core.graph._graph_node cimport GraphNode
+from cuda.core._kernel_arg_handler cimport ParamHolder, pack_kernel_args
+from cuda.core._launch_config cimport LaunchConfig
+from cuda.core._module cimport Kernel
+from cuda.core._resource_handles cimport (
+    CU_GRAPH_NODE_TYPE_GRAPH, CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS,
+)
+from cuda.core.graph._graph_node cimport (
+    GraphNode, fill_kernel_params, fill_memcpy_params, fill_pattern, launch_config, lookup_node, registered_node,
+    resolve_operand,
+)
+from cuda.core.graph._host_callback cimport resolve_host_callback
 
-from cuda.core.graph._subclasses import _NODE_CLASSES
-from cuda.core.typing import GraphMemoryType
+from cuda.core.graph._subclasses import _NODE_CLASSES, ConditionalNode, IfElseNode, IfNode, SwitchNode, WhileNode
+from cuda.core.typing import GraphConditionalType, GraphMemoryType
 
 __all__ = ['GraphCondition', 'GraphDefinition']
 
 
 cdef class GraphCondition:
-    """A condition variable of conditional graph nodes.
+    """A condition variable for conditional graph nodes.
 
-    Conditional nodes are not implemented in cuda-core-ipcsafe: no condition
-    can be created (:meth:`GraphBuilder.create_condition` raises
-    :class:`NotImplementedError`).
+    Created by :meth:`GraphDefinition.create_condition` (or
+    :meth:`GraphBuilder.create_condition`) and passed to the conditional-node
+    builder methods (:meth:`~GraphDefinition.if_then`,
+    :meth:`~GraphDefinition.if_else`, :meth:`~GraphDefinition.while_loop`,
+    :meth:`~GraphDefinition.switch`). Its value is set at run time by device
+    code (``cudaGraphSetConditional``); a condition made with a default value
+    takes it at the start of every launch.
+
+    A :class:`GraphCondition` may be passed directly as a kernel argument to
+    ``launch()``: the launcher unwraps it to the underlying
+    ``CUgraphConditionalHandle`` value so device code can update the condition.
     """
 
     def __repr__(self):
         return f"<GraphCondition handle=0x{self._handle:x}>"
 
     def __eq__(self, other):
-        return isinstance(other, GraphCondition) and (<GraphCondition>other)._handle == self._handle
+        if not isinstance(other, GraphCondition):
+            return NotImplemented
+        return (<GraphCondition>other)._handle == self._handle
 
     def __hash__(self):
-        return hash(("GraphCondition", self._handle))
+        return hash(self._handle)
 
     @property
     def handle(self):
-        """The ``CUgraphConditionalHandle``: a cuda-bindings
-        ``driver.CUgraphConditionalHandle`` when cuda-bindings is installed (as
-        upstream's), else the int."""
-        return bindings_handle("driver.CUgraphConditionalHandle", self._handle)
+        """The raw ``CUgraphConditionalHandle`` as an int (as upstream's)."""
+        return self._handle
+
+
+cdef GraphCondition GraphCondition_from_handle(unsigned long long handle):
+    cdef GraphCondition c = GraphCondition.__new__(GraphCondition)
+    c._handle = handle
+    return c
 
 
 cdef GraphDefinition GraphDefinition_view(GraphHandle graph):
@@ -70,12 +99,18 @@ cdef class GraphDefinition:
     into an executable :class:`~cuda.core.graph.Graph`.
 
     ``GraphDefinition()`` creates an empty graph (in the current device's
-    primary context, device 0 without a current context). Empty, event
-    record/wait, memory free and child graph nodes can be added explicitly;
-    kernel, memset/memcpy, host callback and conditional nodes are
-    not implemented in cuda-core-ipcsafe yet (those methods raise
-    :class:`NotImplementedError`): build such graphs by stream capture
-    (:class:`~cuda.core.graph.GraphBuilder`).
+    primary context, device 0 without a current context). Nodes are added
+    explicitly (entry points from the definition, dependent nodes from a
+    :class:`~cuda.core.graph.GraphNode`), edges edited through the nodes'
+    ``pred``/``succ`` views, and conditional nodes' body graphs are
+    GraphDefinition views of the same hierarchy (they stay valid while their
+    node lives).
+
+    Notes
+    -----
+    Definitions that view the same root, child, or conditional graph hierarchy
+    share underlying graph state. Mutations anywhere in that hierarchy must be
+    externally synchronized.
     """
 
     def __init__(self):
@@ -93,16 +128,31 @@ cdef class GraphDefinition:
         return f"<GraphDefinition handle=0x{<uintptr_t>self._h.get().graph:x}>" if self._h else "<GraphDefinition invalid>"
 
     def __eq__(self, other):
-        return (isinstance(other, GraphDefinition) and self._h.get() != NULL
-                and (<GraphDefinition>other)._h.get() == self._h.get())
+        if not isinstance(other, GraphDefinition):
+            return NotImplemented
+        return self._address() == (<GraphDefinition>other)._address()
 
     def __hash__(self):
-        return hash(("GraphDefinition", <uintptr_t>self._h.get().graph if self._h else 0))
+        return hash(self._address())
+
+    def _address(self):
+        """The CUgraph's address (0 once this definition is no longer valid)."""
+        return <uintptr_t>self._h.get().graph if self._h.get() != NULL else 0
 
     @property
     def is_valid(self) -> bool:
-        """Whether this graph definition still holds its graph."""
+        """Whether this graph definition remains valid (a conditional node's
+        body graph stops being valid when its node is destroyed)."""
         return self._h.get() != NULL
+
+    cdef void _invalidate(self):
+        """Drops the graph (its node was destroyed) and every body graph of its nodes."""
+        if self._bodies is not None:
+            for info in self._bodies.values():
+                for body in info[2]:
+                    (<GraphDefinition>body)._invalidate()
+            self._bodies = None
+        self._h.reset()
 
     @property
     def _entry(self):
@@ -112,6 +162,7 @@ cdef class GraphDefinition:
         cdef GraphNode node = GraphNode.__new__(GraphNode)
         node._graph = self
         node._node = 0
+        node._is_entry = True
         return node
 
     @property
@@ -151,12 +202,41 @@ cdef class GraphDefinition:
         return self._entry.allocate(size, device=device, memory_type=memory_type, peer_access=peer_access)
 
     def callback(self, fn, *, user_data=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.callback: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point host callback node (no dependencies).
+
+        See :meth:`GraphNode.callback` for full documentation.
+        """
+        return self._entry.callback(fn, user_data=user_data)
 
     def create_condition(self, default_value=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.create_condition: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Create a condition variable for use with conditional nodes.
+
+        The returned :class:`GraphCondition` is passed to the conditional-node
+        builder methods; its value is controlled at run time by device code
+        (``cudaGraphSetConditional``). `default_value` (an int), when given, is
+        assigned to the condition at the start of every launch
+        (``CU_GRAPH_COND_ASSIGN_DEFAULT``); None assigns no default. The
+        condition is made in the graph's context
+        (cuGraphConditionalHandleCreate).
+        """
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphConditionalHandle handle = 0
+        cdef unsigned int flags = 0
+        cdef unsigned int value = 0
+        cdef CUcontext ctx = g.get().context.get().context if g.get().context else NULL
+        cdef CUresult r
+        if default_value is not None:
+            if isinstance(default_value, bool) or not isinstance(default_value, int):
+                raise TypeError(f"default_value must be an int or None, not {type(default_value).__name__}")
+            if default_value < 0 or default_value >= 2 ** 32:
+                raise OverflowError(f"default_value must fit an unsigned int (0 <= default_value < 2**32), "
+                                    f"not {default_value}")
+            value = <unsigned int>default_value
+            flags = CU_GRAPH_COND_ASSIGN_DEFAULT
+        with nogil:
+            r = graph_driver().cuGraphConditionalHandleCreate_(&handle, g.get().graph, ctx, value, flags)
+        check(r)
+        return GraphCondition_from_handle(<unsigned long long>handle)
 
     def deallocate(self, dptr):
         """Add an entry-point memory free node (no dependencies) freeing `dptr`.
@@ -175,25 +255,40 @@ cdef class GraphDefinition:
 
 
     def if_else(self, condition):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.if_else: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point if-else-conditional node (no dependencies).
+
+        See :meth:`GraphNode.if_else` for full documentation.
+        """
+        return self._entry.if_else(condition)
 
     def if_then(self, condition):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.if_then: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point if-conditional node (no dependencies).
+
+        See :meth:`GraphNode.if_then` for full documentation.
+        """
+        return self._entry.if_then(condition)
 
 
     def launch(self, config, kernel, *args):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.launch: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point kernel launch node (no dependencies).
+
+        See :meth:`GraphNode.launch` for full documentation.
+        """
+        return self._entry.launch(config, kernel, *args)
 
     def memcpy(self, dst, src, size, *, dst_owner=None, src_owner=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.memcpy: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point memcpy node (no dependencies).
+
+        See :meth:`GraphNode.memcpy` for full documentation.
+        """
+        return self._entry.memcpy(dst, src, size, dst_owner=dst_owner, src_owner=src_owner)
 
     def memset(self, dst, value, width, height=1, pitch=0, *, dst_owner=None):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.memset: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point memset node (no dependencies).
+
+        See :meth:`GraphNode.memset` for full documentation.
+        """
+        return self._entry.memset(dst, value, width, height, pitch, dst_owner=dst_owner)
 
 
     def record(self, event):
@@ -204,8 +299,11 @@ cdef class GraphDefinition:
         return self._entry.record(event)
 
     def switch(self, condition, count):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.switch: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point switch conditional node (no dependencies).
+
+        See :meth:`GraphNode.switch` for full documentation.
+        """
+        return self._entry.switch(condition, count)
 
     def wait(self, event):
         """Add an entry-point event wait node (no dependencies) waiting for `event`.
@@ -215,8 +313,11 @@ cdef class GraphDefinition:
         return self._entry.wait(event)
 
     def while_loop(self, condition):
-        """Not implemented in cuda-core-ipcsafe: raises :class:`NotImplementedError`."""
-        raise NotImplementedError("GraphDefinition.while_loop: adding nodes to a graph definition is not implemented in cuda-core-ipcsafe")
+        """Add an entry-point while-loop conditional node (no dependencies).
+
+        See :meth:`GraphNode.while_loop` for full documentation.
+        """
+        return self._entry.while_loop(condition)
 
     def nodes(self):
         """The graph's nodes, as a set of :class:`~cuda.core.graph.GraphNode`
@@ -244,14 +345,92 @@ cdef class GraphDefinition:
         return {(self._node(<uintptr_t>src[i]), self._node(<uintptr_t>dst[i])) for i in range(n)}
 
     cdef object _node(self, uintptr_t raw):
-        """The node object of `raw`, of its type's class."""
+        """The node object of `raw`: its registered object while one lives, else a new one."""
+        found = lookup_node(self, raw)
+        if found is not None:
+            return found
+        return registered_node(<GraphNode>self._new_node(raw))
+
+    def _node_of(self, uintptr_t raw):
+        """The node object of CUgraphNode `raw` (an int) of this graph (see _node)."""
+        return self._node(raw)
+
+    cdef object _new_node(self, uintptr_t raw):
+        """A new node object of `raw`, of its type's class."""
         cdef CUgraphNodeType t
         check(graph_driver().cuGraphNodeGetType_(<CUgraphNode>raw, &t))
         cls = _NODE_CLASSES.get(<int>t, GraphNode)
+        if <int>t == <int>CU_GRAPH_NODE_TYPE_CONDITIONAL:
+            cls = self._conditional_class(raw)
         cdef GraphNode node = cls.__new__(cls)
         node._graph = self
         node._node = raw
         return node
+
+    def _conditional_class(self, uintptr_t raw):
+        """The class of conditional node `raw`: known for nodes added here, else ConditionalNode."""
+        info = self._conditional_info(raw)
+        if info is None:
+            return ConditionalNode
+        cond_type, branches = info[1], info[2]
+        if cond_type == GraphConditionalType.WHILE:
+            return WhileNode
+        if cond_type == GraphConditionalType.SWITCH:
+            return SwitchNode
+        return IfElseNode if len(branches) == 2 else IfNode
+
+    def _conditional_info(self, uintptr_t raw):
+        """(condition, cond_type, branches) of conditional node `raw`, or None when
+        it was not added through cuda.core (a captured graph's)."""
+        return self._bodies.get(raw) if self._bodies is not None else None
+
+    def _forget_node(self, uintptr_t raw):
+        """Node `raw` was destroyed: drop what it kept alive and invalidate its body graphs."""
+        if self._kept is not None:
+            self._kept.pop(raw, None)
+        info = self._bodies.pop(raw, None) if self._bodies is not None else None
+        if info is not None:
+            for body in info[2]:
+                (<GraphDefinition>body)._invalidate()
+
+    def _add_conditional(self, uintptr_t dep, condition, str kind, count):
+        """A new conditional node (cuGraphAddNode) of `kind` ("if", "while",
+        "switch") with `count` body graphs, depending on node `dep` (0: the
+        entry point); the bodies are views owned by the node."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphNodeParams params
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNode d = <CUgraphNode>dep
+        cdef CUresult r
+        if not isinstance(condition, GraphCondition):
+            raise TypeError(
+                f"condition must be a GraphCondition object (from "
+                f"GraphDefinition.create_condition()), got {type(condition).__name__}")
+        if isinstance(count, bool) or not isinstance(count, int):
+            raise TypeError(f"count must be an int, not {type(count).__name__}")
+        if count < 0 or count >= 2 ** 32:
+            raise OverflowError(f"count must fit an unsigned int (0 <= count < 2**32), not {count}")
+        memset(&params, 0, sizeof(params))
+        params.type = CU_GRAPH_NODE_TYPE_CONDITIONAL
+        params.conditional.handle = <CUgraphConditionalHandle>(<GraphCondition>condition)._handle
+        params.conditional.type = <CUgraphConditionalNodeType>(
+            CU_GRAPH_COND_TYPE_WHILE if kind == "while" else
+            CU_GRAPH_COND_TYPE_SWITCH if kind == "switch" else CU_GRAPH_COND_TYPE_IF)
+        params.conditional.size = <unsigned int>count
+        params.conditional.ctx = g.get().context.get().context if g.get().context else NULL
+        with nogil:
+            r = graph_driver().cuGraphAddNode_(&node, g.get().graph, &d if dep else NULL, NULL, 1 if dep else 0,
+                                               &params)
+        check(r)
+        branches = []
+        for i in range(params.conditional.size):
+            body = GraphDefinition_view(borrow_graph_handle(params.conditional.phGraph_out[i], g.get().context))
+            (<GraphDefinition>body)._owner = self
+            branches.append(body)
+        if self._bodies is None:
+            self._bodies = {}
+        self._bodies[<uintptr_t>node] = (condition, GraphConditionalType(kind), tuple(branches))
+        return self._node(<uintptr_t>node)
 
     def _add_empty_node(self, deps):
         """A new EmptyNode depending on `deps` (GraphNodes of this graph)."""
@@ -366,6 +545,128 @@ cdef class GraphDefinition:
         self._kept[<uintptr_t>node] = (kind, ordinal, tuple(_device_ordinal(p) for p in (peer_access or ())))
         return self._node(<uintptr_t>node)
 
+    # ---- nodes with parameters: kernel launch, memset, memcpy, host callback
+
+    def _keep(self, uintptr_t node, value):
+        """Keep `value` (what node `node` uses) for the life of this definition."""
+        if self._kept is None:
+            self._kept = {}
+        self._kept[node] = value
+
+    def _retained_objects(self):
+        """What the graphs instantiated from this definition must keep alive: a
+        snapshot of every node's kept objects (child definitions keep theirs)."""
+        return list(self._kept.values()) if self._kept is not None else []
+
+    def _child_view(self, uintptr_t embedded):
+        """A GraphDefinition viewing `embedded`, the graph a child node of this one owns."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef GraphHandle view = borrow_child_graph_handle(<CUgraph>embedded, g)
+        if not view:
+            raise_last_error()
+        return GraphDefinition_view(view)
+
+    def _replace_child(self, uintptr_t node, child):
+        """Replaces the graph child node `node` embeds with a clone of `child`
+        (cuGraphNodeSetParams); keeps `child` (and what its nodes use)."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef GraphHandle c
+        cdef CUgraphNodeParams params
+        cdef CUresult r
+        if not isinstance(child, GraphDefinition):
+            raise TypeError(f"child must be a GraphDefinition, not {type(child).__name__}")
+        c = (<GraphDefinition>child)._graph_handle()
+        if c.get().graph == g.get().graph:
+            raise ValueError("a GraphDefinition cannot embed itself")
+        memset(&params, 0, sizeof(params))
+        params.type = <CUgraphNodeType>CU_GRAPH_NODE_TYPE_GRAPH
+        params.graph.graph = c.get().graph
+        with nogil:
+            r = graph_driver().cuGraphNodeSetParams_(<CUgraphNode>node, &params)
+        check(r)
+        self._keep(node, child)
+
+    def _add_kernel(self, uintptr_t dep, config, kernel, tuple args):
+        """A new KernelNode (cuGraphAddKernelNode) depending on node `dep` (0: the
+        entry point); keeps the kernel and its arguments."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNode d = <CUgraphNode>dep
+        cdef CUDA_KERNEL_NODE_PARAMS params
+        cdef LaunchConfig conf = launch_config(config)
+        if not isinstance(kernel, Kernel):
+            raise TypeError(f"kernel must be a Kernel (from ObjectCode.get_kernel), not {type(kernel).__name__}")
+        if conf.cluster is not None or conf.is_cooperative:
+            raise NotImplementedError("clustered or cooperative graph kernel nodes are not supported")
+        cdef ParamHolder holder = pack_kernel_args(<Kernel>kernel, args)
+        fill_kernel_params(&params, <Kernel>kernel, conf, holder)
+        cdef CUresult r
+        with nogil:
+            r = graph_driver().cuGraphAddKernelNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
+                                                     &params)
+        check(r)
+        self._keep(<uintptr_t>node, (kernel, args))
+        return self._node(<uintptr_t>node)
+
+    def _add_memset(self, uintptr_t dep, dst, value, size_t width, size_t height, size_t pitch, dst_owner):
+        """A new MemsetNode (cuGraphAddMemsetNode) depending on node `dep`; keeps
+        the destination's allocation (or `dst_owner`)."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNode d = <CUgraphNode>dep
+        cdef CUDA_MEMSET_NODE_PARAMS params
+        cdef CUdeviceptr ptr = 0
+        keep = resolve_operand(dst, dst_owner, "dst", &ptr)
+        pattern, element_size = fill_pattern(value)
+        memset(&params, 0, sizeof(params))
+        params.dst = ptr
+        params.value = pattern
+        params.elementSize = element_size
+        params.width = width
+        params.height = height
+        params.pitch = pitch
+        cdef CUresult r
+        with nogil:
+            r = graph_driver().cuGraphAddMemsetNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
+                                                     &params, g.get().context.get().context)
+        check(r)
+        self._keep(<uintptr_t>node, (keep,))
+        return self._node(<uintptr_t>node)
+
+    def _add_memcpy(self, uintptr_t dep, dst, src, size_t size, dst_owner, src_owner):
+        """A new MemcpyNode (cuGraphAddMemcpyNode, one dimension, memory types
+        asked of the driver) depending on node `dep`; keeps both operands' allocations."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNode d = <CUgraphNode>dep
+        cdef CUDA_MEMCPY3D params
+        cdef CUdeviceptr dst_ptr = 0, src_ptr = 0
+        dst_keep = resolve_operand(dst, dst_owner, "dst", &dst_ptr)
+        src_keep = resolve_operand(src, src_owner, "src", &src_ptr)
+        fill_memcpy_params(&params, dst_ptr, src_ptr, size)
+        cdef CUresult r
+        with nogil:
+            r = graph_driver().cuGraphAddMemcpyNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
+                                                     &params, g.get().context.get().context)
+        check(r)
+        self._keep(<uintptr_t>node, (dst_keep, src_keep))
+        return self._node(<uintptr_t>node)
+
+    def _add_callback(self, uintptr_t dep, fn, user_data):
+        """A new HostCallbackNode (cuGraphAddHostNode) depending on node `dep`;
+        keeps the callable (or ctypes wrapper) and a copied user_data."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef CUgraphNode node = NULL
+        cdef CUgraphNode d = <CUgraphNode>dep
+        cdef CUDA_HOST_NODE_PARAMS params
+        kept = resolve_host_callback(fn, user_data, &params.fn, &params.userData)
+        cdef CUresult r
+        with nogil:
+            r = graph_driver().cuGraphAddHostNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
+                                                   &params)
+        check(r)
+        self._keep(<uintptr_t>node, kept)
+        return self._node(<uintptr_t>node)
 
 def _device_ordinal(device):
     """The ordinal of `device` (a Device or an int)."""
