@@ -245,7 +245,8 @@ namespace cuda_core {
     X(cuGraphNodeGetDependentNodes)              \
     X(cuGraphConditionalHandleCreate)            \
     X(cuGraphAddNode)                            \
-    X(cuStreamBeginCaptureToGraph)
+    X(cuStreamBeginCaptureToGraph)               \
+    X(cuGraphNodeSetParams)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

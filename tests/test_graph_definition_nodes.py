@@ -90,17 +90,19 @@ def test_nodes_of_a_destroyed_node_object_raise(device):
             call()
 
 
-def test_free_nodes_free_an_allocation_once(device):
+@pytest.mark.sim_only
+def test_free_node_needs_a_graph_allocation(device):
+    # Only an address a graph allocated can be freed by a free node: the driver
+    # refuses 0 or any other address (CUDA_ERROR_INVALID_VALUE).
     from cuda.core import CUDAError
     from cuda.core.graph import GraphDefinition
 
     gdef = GraphDefinition()
-    with pytest.raises(CUDAError):
+    with pytest.raises(CUDAError, match="INVALID_VALUE"):
         gdef.deallocate(0)
     alloc = gdef.allocate(64)
-    alloc.deallocate(alloc.dptr)
-    with pytest.raises(CUDAError):
-        gdef.deallocate(alloc.dptr)                   # freed already
+    free = alloc.deallocate(alloc.dptr)
+    assert free.dptr == alloc.dptr and free.pred == {alloc} and alloc.bytesize == 64
     assert len(gdef.nodes()) == 2
 
 

@@ -420,3 +420,41 @@ def test_child_graph_view_keeps_the_parent_alive(device, stream):
     graph = view.instantiate()
     _run(graph, stream)
     assert sorted(ran) == ["added", "child"]
+
+
+def test_child_graph_node_update_replaces_the_embedded_graph(device, stream):
+    from cuda.core.graph import GraphDefinition
+
+    ran = []
+    first = GraphDefinition()
+    first.callback(lambda: ran.append("first"))
+    second = GraphDefinition()
+    second.callback(lambda: ran.append("second"))
+    parent = GraphDefinition()
+    node = parent.embed(first)
+    graph = parent.instantiate()
+    node.update(second)
+    del second
+    gc.collect()
+    _run(parent.instantiate(), stream)
+    _run(graph, stream)                                # instantiated before the update
+    assert ran == ["second", "first"]
+    with pytest.raises(TypeError, match="GraphDefinition"):
+        node.update("graph")
+    with pytest.raises(ValueError, match="itself"):
+        node.update(parent)
+    with_memory = GraphDefinition()
+    with_memory.allocate(64)
+    with pytest.raises(CUDAError):
+        node.update(with_memory)
+    replacement = GraphDefinition()
+    replacement.callback(lambda: ran.append("exec"))
+    graph[node].update(replacement)                     # same topology: one host node
+    ran.clear()
+    _run(graph, stream)
+    assert ran == ["exec"]
+    two = GraphDefinition()
+    two.empty()
+    two.empty()
+    with pytest.raises(CUDAError):
+        graph[node].update(two)

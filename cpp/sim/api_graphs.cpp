@@ -36,8 +36,7 @@ struct GraphMemory {
 // operation (kind Captured) has only its closure. Launches and executable
 // graphs build their operations from these (make_node_op).
 struct NodeParams {
-    enum Kind { Captured, Empty, Kernel, Memset, Memcpy, Host, EventRecord, EventWait, Child, MemAlloc, MemFree,
-                Conditional };
+    enum Kind { Captured, Empty, Kernel, Memset, Memcpy, Host, EventRecord, EventWait, Child, Conditional };
     Kind kind = Captured;
     CUDA_KERNEL_NODE_PARAMS kernel{};               // kernelParams/extra not kept (see args)
     std::vector<std::vector<unsigned char>> args;   // copied argument values (the stand-in's sizes)
@@ -46,8 +45,6 @@ struct NodeParams {
     CUDA_HOST_NODE_PARAMS host{};
     CUevent event = nullptr;
     uint64_t child = 0;  // the embedded graph (a graph of G().graphs the node owns)
-    CUDA_MEM_ALLOC_NODE_PARAMS alloc{};    // MemAlloc (accessDescs: into `access`); MemFree: alloc.dptr
-    std::vector<CUmemAccessDesc> access;
     // A conditional node: its condition handle, CUgraphConditionalNodeType, the body
     // graphs it owns, and the array phGraph_out points at (shared: nodes are copied).
     uint64_t condition = 0;
@@ -72,6 +69,13 @@ struct Graph {
     std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
     bool capturing = false;
     uint64_t owner_node = 0;  // non-zero: the embedded graph of that child node, or a body of that conditional node
+};
+
+// The parameters of an explicitly added memory allocation or free node.
+struct MemoryNodeRecord {
+    CUDA_MEM_ALLOC_NODE_PARAMS alloc{};   // accessDescs points into `access`
+    std::vector<CUmemAccessDesc> access;
+    CUdeviceptr freed = 0;
 };
 
 // A condition variable (cuGraphConditionalHandleCreate): the graph it was made
@@ -117,6 +121,7 @@ struct GraphState {
     std::map<CUevent, std::pair<uint64_t, CUstream>> capture_events;  // event -> (capture, recording stream)
     std::unordered_map<uint64_t, uint64_t> node_graph;                 // node id -> graph id
     std::unordered_map<uint64_t, Condition> conditions;                // condition handle -> its variable
+    std::unordered_map<uint64_t, MemoryNodeRecord> memory_nodes;      // explicit alloc/free node id -> its parameters
     uint64_t graph_pool[kMaxDevices] = {};
 };
 
@@ -202,6 +207,7 @@ void erase_graph(uint64_t id) {
     std::vector<uint64_t> children;
     for (Node& n : it->second.nodes) {
         G().node_graph.erase(n.id);
+        G().memory_nodes.erase(n.id);
         for (uint64_t* owned : owned_graphs(n)) children.push_back(*owned);
     }
     for (auto c = G().conditions.begin(); c != G().conditions.end();)
@@ -339,8 +345,6 @@ GraphOp make_node_op(const Node& n) {
         case NodeParams::Conditional:
             return make_conditional_op(p);
         case NodeParams::Empty:
-        case NodeParams::MemAlloc:  // graph memory is mapped when the node is added (same address every launch)
-        case NodeParams::MemFree:
             break;
     }
     return [](CUstream) { return CUDA_SUCCESS; };
@@ -1469,24 +1473,50 @@ SIM_EXPORT CUresult CUDAAPI cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hG
     return CUDA_SUCCESS;
 }
 
-// --- explicit memory nodes: allocation (from the device's graph pool, when added) and free ---------
+// --- explicit graph memory nodes: allocation and free ------------------------------------------
+namespace cuda_sim {
+namespace {
+
+// The graph pool of device `dev`, made on first use (S().mu exclusive, G().mu held).
+Pool* graph_pool_for(int dev, CUresult* rc) {
+    Pool* p = G().graph_pool[dev] ? pool_by_id(G().graph_pool[dev]) : nullptr;
+    if (p == nullptr) {
+        p = create_pool(false, false, CU_MEM_LOCATION_TYPE_DEVICE, dev, g_knobs.default_pool_bytes, rc);
+        if (p != nullptr) G().graph_pool[dev] = p->id;
+    }
+    return p;
+}
+
+// Whether `dptr` is an allocation of some graph (G().mu held).
+bool is_graph_allocation(CUdeviceptr dptr) {
+    for (auto& kv : G().graphs) {
+        const auto& ptrs = kv.second.memory->ptrs;
+        if (std::find(ptrs.begin(), ptrs.end(), dptr) != ptrs.end()) return true;
+    }
+    return false;
+}
+
+}  // namespace
+}  // namespace cuda_sim
+
+// Device graph memory only (a host or NUMA location: CUDA_ERROR_NOT_SUPPORTED); the
+// address is taken from the device's graph pool now and is the same at every launch.
 SIM_EXPORT CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                   const CUgraphNode* dependencies, size_t numDependencies,
                                                   CUDA_MEM_ALLOC_NODE_PARAMS* nodeParams) {
     SIM_ENTER(cuGraphAddMemAllocNode);
-    if (!phGraphNode || !nodeParams || nodeParams->bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
-    const CUmemPoolProps& props = nodeParams->poolProps;
-    int type = raw(props.allocType);
-    if (type != CU_MEM_ALLOCATION_TYPE_PINNED && type != CU_MEM_ALLOCATION_TYPE_MANAGED)
+    if (phGraphNode == nullptr || nodeParams == nullptr || nodeParams->bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
+    const CUmemPoolProps& pp = nodeParams->poolProps;
+    if (raw(pp.allocType) != CU_MEM_ALLOCATION_TYPE_PINNED && raw(pp.allocType) != CU_MEM_ALLOCATION_TYPE_MANAGED)
         return CUDA_ERROR_INVALID_VALUE;
-    if (raw(props.location.type) != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_NOT_SUPPORTED;  // host: not modelled
-    int dev = props.location.id;
-    if (!valid_dev(dev)) return CUDA_ERROR_INVALID_DEVICE;
+    if (raw(pp.handleTypes) != CU_MEM_HANDLE_TYPE_NONE) return CUDA_ERROR_INVALID_VALUE;
+    if (raw(pp.location.type) != CU_MEM_LOCATION_TYPE_DEVICE) return CUDA_ERROR_NOT_SUPPORTED;
+    if (!valid_dev(pp.location.id)) return CUDA_ERROR_INVALID_VALUE;
     if (nodeParams->accessDescCount != 0 && nodeParams->accessDescs == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    for (size_t i = 0; i < nodeParams->accessDescCount; ++i)
-        if (raw(nodeParams->accessDescs[i].location.type) != CU_MEM_LOCATION_TYPE_DEVICE ||
-            !valid_dev(nodeParams->accessDescs[i].location.id))
-            return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < nodeParams->accessDescCount; ++i) {
+        const CUmemAccessDesc& a = nodeParams->accessDescs[i];
+        if (raw(a.location.type) != CU_MEM_LOCATION_TYPE_DEVICE || !valid_dev(a.location.id)) return CUDA_ERROR_INVALID_VALUE;
+    }
     Excl lk(S().mu);
     std::lock_guard<std::mutex> g(G().mu);
     Graph* graph = find_graph(hGraph);
@@ -1494,68 +1524,67 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUg
     uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
     CUresult rc = check_dependencies(graph_id, dependencies, numDependencies);
     if (rc != CUDA_SUCCESS) return rc;
-    Pool* p = G().graph_pool[dev] ? pool_by_id(G().graph_pool[dev]) : nullptr;
-    if (p == nullptr) {
-        p = create_pool(false, false, CU_MEM_LOCATION_TYPE_DEVICE, dev, g_knobs.default_pool_bytes, &rc);
-        if (p == nullptr) return rc;
-        G().graph_pool[dev] = p->id;
-    }
+    Pool* p = graph_pool_for(pp.location.id, &rc);
+    if (p == nullptr) return rc;
     CUdeviceptr dptr = 0;
-    if ((rc = pool_alloc_locked(p, nodeParams->bytesize, dev, &dptr)) != CUDA_SUCCESS) return rc;
+    if ((rc = pool_alloc_locked(p, nodeParams->bytesize, pp.location.id, &dptr)) != CUDA_SUCCESS) return rc;
     graph->memory->ptrs.push_back(dptr);
-    nodeParams->dptr = dptr;
     NodeParams params;
-    params.kind = NodeParams::MemAlloc;
-    params.alloc = *nodeParams;
-    params.access.assign(nodeParams->accessDescs, nodeParams->accessDescs + nodeParams->accessDescCount);
+    params.kind = NodeParams::Empty;  // the memory is mapped already: nothing to run
     *phGraphNode = add_node(graph_id, *graph, nullptr, "MEM_ALLOC", CU_GRAPH_NODE_TYPE_MEM_ALLOC,
-                            std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), std::move(params));
+                            std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), params);
+    MemoryNodeRecord& r = G().memory_nodes[handle_id(*phGraphNode, TAG_NODE)];
+    r.alloc = *nodeParams;
+    r.alloc.dptr = dptr;
+    r.access.assign(nodeParams->accessDescs, nodeParams->accessDescs + nodeParams->accessDescCount);
+    r.alloc.accessDescs = r.access.empty() ? nullptr : r.access.data();
+    nodeParams->dptr = dptr;
     return CUDA_SUCCESS;
 }
 
 SIM_EXPORT CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
     SIM_ENTER(cuGraphMemAllocNodeGetParams);
-    if (!params_out) return CUDA_ERROR_INVALID_VALUE;
+    if (params_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, NodeParams::MemAlloc);
-    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
-    *params_out = n->params.alloc;
-    params_out->accessDescs = n->params.access.empty() ? nullptr : n->params.access.data();
-    params_out->accessDescCount = n->params.access.size();
+    Node* n = find_node(hNode);
+    auto r = G().memory_nodes.find(handle_id(hNode, TAG_NODE));
+    if (n == nullptr || n->type != CU_GRAPH_NODE_TYPE_MEM_ALLOC || r == G().memory_nodes.end())
+        return CUDA_ERROR_INVALID_VALUE;
+    *params_out = r->second.alloc;
     return CUDA_SUCCESS;
 }
 
-// A free node frees an allocation of an allocation node of the same graph, once.
+// Frees a graph allocation (of this graph or another); 0 or any other address: CUDA_ERROR_INVALID_VALUE.
 SIM_EXPORT CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                  const CUgraphNode* dependencies, size_t numDependencies,
                                                  CUdeviceptr dptr) {
     SIM_ENTER(cuGraphAddMemFreeNode);
-    if (!phGraphNode || dptr == 0) return CUDA_ERROR_INVALID_VALUE;
+    if (phGraphNode == nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> g(G().mu);
     Graph* graph = find_graph(hGraph);
-    if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    if (graph == nullptr || !is_graph_allocation(dptr)) return CUDA_ERROR_INVALID_VALUE;
     uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
     CUresult rc = check_dependencies(graph_id, dependencies, numDependencies);
     if (rc != CUDA_SUCCESS) return rc;
-    auto& ptrs = graph->memory->ptrs;
-    if (std::find(ptrs.begin(), ptrs.end(), dptr) == ptrs.end() || graph->memory->freed_in_graph.count(dptr))
-        return CUDA_ERROR_INVALID_VALUE;
-    graph->memory->freed_in_graph.insert(dptr);
+    auto& own = graph->memory->ptrs;
+    if (std::find(own.begin(), own.end(), dptr) != own.end()) graph->memory->freed_in_graph.insert(dptr);
     NodeParams params;
-    params.kind = NodeParams::MemFree;
-    params.alloc.dptr = dptr;
+    params.kind = NodeParams::Empty;
     *phGraphNode = add_node(graph_id, *graph, nullptr, "MEM_FREE", CU_GRAPH_NODE_TYPE_MEM_FREE,
-                            std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), std::move(params));
+                            std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), params);
+    G().memory_nodes[handle_id(*phGraphNode, TAG_NODE)].freed = dptr;
     return CUDA_SUCCESS;
 }
 
 SIM_EXPORT CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) {
     SIM_ENTER(cuGraphMemFreeNodeGetParams);
-    if (!dptr_out) return CUDA_ERROR_INVALID_VALUE;
+    if (dptr_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
     std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, NodeParams::MemFree);
-    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_MEM_FREE);
-    *dptr_out = n->params.alloc.dptr;
+    Node* n = find_node(hNode);
+    auto r = G().memory_nodes.find(handle_id(hNode, TAG_NODE));
+    if (n == nullptr || n->type != CU_GRAPH_NODE_TYPE_MEM_FREE || r == G().memory_nodes.end())
+        return CUDA_ERROR_INVALID_VALUE;
+    *dptr_out = r->second.freed;
     return CUDA_SUCCESS;
 }
 
@@ -1855,6 +1884,40 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGr
     cp.phGraph_out = node.params.body_handles->data();
     return CUDA_SUCCESS;
 }
+
+// Child graph nodes only (their embedded graph is replaced by a clone of the given
+// graph, which must not hold memory or conditional nodes nor contain the node);
+// other node types: CUDA_ERROR_NOT_SUPPORTED (their typed setters are modelled).
+SIM_EXPORT CUresult CUDAAPI cuGraphNodeSetParams(CUgraphNode hNode, CUgraphNodeParams* nodeParams) {
+    SIM_ENTER(cuGraphNodeSetParams);
+    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
+    Excl lk(S().mu);  // the replaced embedded graph is erased
+    std::lock_guard<std::mutex> g(G().mu);
+    uint64_t graph_id = 0;
+    Node* n = find_node(hNode, nullptr, &graph_id);
+    if (n == nullptr || raw(nodeParams->type) != n->type) return CUDA_ERROR_INVALID_VALUE;
+    if (n->params.kind != NodeParams::Child) return CUDA_ERROR_NOT_SUPPORTED;
+    Graph* child = find_graph(nodeParams->graph.graph);
+    uint64_t child_id = handle_id(nodeParams->graph.graph, TAG_GRAPH);
+    if (child == nullptr || child->capturing || !child->memory->ptrs.empty()) return CUDA_ERROR_INVALID_VALUE;
+    for (const Node& c : child->nodes)
+        if (c.type == CU_GRAPH_NODE_TYPE_CONDITIONAL) return CUDA_ERROR_INVALID_VALUE;
+    for (uint64_t at = graph_id; at != 0;) {  // the node's own graph or one holding it: a cycle
+        if (at == child_id) return CUDA_ERROR_INVALID_VALUE;
+        auto it = G().graphs.find(at);
+        if (it == G().graphs.end() || it->second.owner_node == 0) break;
+        auto owner = G().node_graph.find(it->second.owner_node);
+        at = owner == G().node_graph.end() ? 0 : owner->second;
+    }
+    uint64_t node_id = n->id;
+    uint64_t old_child = n->params.child;
+    uint64_t fresh = clone_graph(child_id, node_id);
+    n = find_node(hNode);  // the graph map may have grown
+    n->params.child = fresh;
+    erase_graph(old_child);
+    return CUDA_SUCCESS;
+}
+
 
 // --- executable graphs ---------------------------------------------------------------
 SIM_EXPORT CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* phGraphExec, CUgraph hGraph,

@@ -73,10 +73,6 @@
 #define CUDA_SIM_GRAPH_NODE_FUNCTIONS(X)      \
     X(cuGraphAddEventRecordNode)              \
     X(cuGraphAddEventWaitNode)                \
-    X(cuGraphAddMemAllocNode)                 \
-    X(cuGraphMemAllocNodeGetParams)           \
-    X(cuGraphAddMemFreeNode)                  \
-    X(cuGraphMemFreeNodeGetParams)            \
     X(cuGraphAddKernelNode)                   \
     X(cuGraphKernelNodeGetParams)             \
     X(cuGraphKernelNodeSetParams)             \
@@ -103,7 +99,8 @@
     X(cuGraphExecEventWaitNodeSetEvent)       \
     X(cuGraphNodeSetEnabled)                  \
     X(cuGraphNodeGetEnabled)                  \
-    X(cuGraphExecUpdate)
+    X(cuGraphExecUpdate)                      \
+    X(cuGraphNodeSetParams)
 
 // Graph structure: node removal, edges, condition handles and conditional nodes (api_graphs.cpp).
 #define CUDA_SIM_GRAPH_STRUCTURE_FUNCTIONS(X) \
@@ -114,4 +111,8 @@
     X(cuGraphNodeGetDependentNodes)           \
     X(cuGraphConditionalHandleCreate)         \
     X(cuGraphAddNode)                         \
-    X(cuStreamBeginCaptureToGraph)
+    X(cuStreamBeginCaptureToGraph)            \
+    X(cuGraphAddMemAllocNode)                 \
+    X(cuGraphMemAllocNodeGetParams)           \
+    X(cuGraphAddMemFreeNode)                  \
+    X(cuGraphMemFreeNodeGetParams)

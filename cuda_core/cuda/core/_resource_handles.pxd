@@ -699,9 +699,12 @@ cdef extern from "cuda.h" nogil:
         unsigned int size
         CUgraph* phGraph_out
         CUcontext ctx
+    ctypedef struct CUDA_CHILD_GRAPH_NODE_PARAMS:
+        CUgraph graph
     ctypedef struct CUgraphNodeParams:
         CUgraphNodeType type
         CUDA_CONDITIONAL_NODE_PARAMS conditional
+        CUDA_CHILD_GRAPH_NODE_PARAMS graph
 
 cdef extern from "cuda.h" nogil:
     ctypedef void* CUfunction
@@ -745,6 +748,7 @@ cdef extern from "cuda.h" nogil:
         CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED
         CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE
         CU_POINTER_ATTRIBUTE_MEMORY_TYPE
+        CU_GRAPH_NODE_TYPE_GRAPH
 
 cdef extern from "cuda.h" nogil:
     ctypedef struct CUDA_MEM_ALLOC_NODE_PARAMS:
@@ -831,6 +835,7 @@ cdef extern from "driver.hpp" namespace "cuda_core" nogil:
                                    CUgraphNodeParams*)
         CUresult (*cuStreamBeginCaptureToGraph_)(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t,
                                                 CUstreamCaptureMode)
+        CUresult (*cuGraphNodeSetParams_)(CUgraphNode, CUgraphNodeParams*)
 
 cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass GraphBox:

@@ -1,10 +1,13 @@
 """cuda.core.graph: CUDA graphs (upstream cuda-core 1.2.2's module).
 
 Graphs are built by stream capture (:class:`GraphBuilder`, conditional
-branches included) or explicitly (:class:`GraphDefinition`: nodes added from
-the definition or from other nodes, edges edited through ``pred``/``succ``,
+branches included) or explicitly (:class:`GraphDefinition`: kernel, memset,
+memcpy, host callback, event, memory, child graph and conditional nodes added
+from the definition or from other nodes, edges edited through ``pred``/``succ``,
 nodes destroyed, conditional nodes with body graphs controlled by a
-:class:`GraphCondition`), and launched as an executable :class:`Graph`.
+:class:`GraphCondition`), and launched as an executable :class:`Graph`, whose
+nodes can be changed through executable-node views (``graph[node]``) or a
+whole-graph :meth:`Graph.update`.
 """
 from cuda.core.graph import _graph_builder, _graph_definition, _graph_node, _subclasses
 from cuda.core.graph._graph_builder import *  # noqa: F403

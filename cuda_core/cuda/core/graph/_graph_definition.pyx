@@ -35,7 +35,7 @@ from cuda.core._kernel_arg_handler cimport ParamHolder, pack_kernel_args
 from cuda.core._launch_config cimport LaunchConfig
 from cuda.core._module cimport Kernel
 from cuda.core._resource_handles cimport (
-    CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS,
+    CU_GRAPH_NODE_TYPE_GRAPH, CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS,
 )
 from cuda.core.graph._graph_node cimport (
     GraphNode, fill_kernel_params, fill_memcpy_params, fill_pattern, launch_config, lookup_node, registered_node,
@@ -567,8 +567,24 @@ cdef class GraphDefinition:
         return GraphDefinition_view(view)
 
     def _replace_child(self, uintptr_t node, child):
-        """Replaces the graph child node `node` embeds with a clone of `child`."""
-        raise NotImplementedError("ChildGraphNode.update is not implemented in cuda-core-ipcsafe yet")
+        """Replaces the graph child node `node` embeds with a clone of `child`
+        (cuGraphNodeSetParams); keeps `child` (and what its nodes use)."""
+        cdef GraphHandle g = self._graph_handle()
+        cdef GraphHandle c
+        cdef CUgraphNodeParams params
+        cdef CUresult r
+        if not isinstance(child, GraphDefinition):
+            raise TypeError(f"child must be a GraphDefinition, not {type(child).__name__}")
+        c = (<GraphDefinition>child)._graph_handle()
+        if c.get().graph == g.get().graph:
+            raise ValueError("a GraphDefinition cannot embed itself")
+        memset(&params, 0, sizeof(params))
+        params.type = <CUgraphNodeType>CU_GRAPH_NODE_TYPE_GRAPH
+        params.graph.graph = c.get().graph
+        with nogil:
+            r = graph_driver().cuGraphNodeSetParams_(<CUgraphNode>node, &params)
+        check(r)
+        self._keep(node, child)
 
     def _add_kernel(self, uintptr_t dep, config, kernel, tuple args):
         """A new KernelNode (cuGraphAddKernelNode) depending on node `dep` (0: the

@@ -7,9 +7,12 @@ for their type, handle, graph and neighbours. One CUgraphNode has one Python
 object while it is alive (the registry ``_node_registry``), so listings, edges,
 ``pred``/``succ`` and the builder methods agree. Edges are edited through the
 ``pred``/``succ`` views (:class:`~cuda.core.graph._adjacency_set_proxy.AdjacencySetProxy`),
-a node can be destroyed, and empty, event record/wait, memory allocation/free,
-child graph and conditional (if, if-else, while, switch) nodes can be added after a
-node (or after a definition's entry point, :attr:`GraphDefinition._entry`).
+a node can be destroyed, and empty, kernel, memset, memcpy, host callback, event
+record/wait, memory allocation/free, child graph and conditional (if, if-else,
+while, switch) nodes can be added after a node (or after a definition's entry
+point, :attr:`GraphDefinition._entry`). The operand and parameter helpers of
+kernel, memset and memcpy nodes live here too (``resolve_operand``,
+``fill_pattern``, ``fill_memcpy_params``, ``fill_kernel_params``).
 """
 import sys
 import weakref
