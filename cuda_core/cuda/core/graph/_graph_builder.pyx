@@ -744,7 +744,7 @@ cdef class Graph:
         Raises :class:`ValueError` for a closed or unfinished builder,
         :class:`TypeError` for another type, and
         :class:`~cuda.core._utils.cuda_utils.CUDAError` ("Graph update failed:
-        ... (CU_GRAPH_EXEC_UPDATE_ERROR_...)") when the driver refuses the
+        ... (``CU_GRAPH_EXEC_UPDATE_ERROR_...``)") when the driver refuses the
         update; a refused update keeps what the graph kept before, an
         accepted one keeps what `source` uses instead.
         """
