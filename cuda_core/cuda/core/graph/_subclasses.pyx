@@ -6,9 +6,8 @@ their executable-graph views.
 Each node class reads its parameters back from the driver (cuGraph*NodeGetParams)
 and replaces them (``update``); the executable views (``graph[node]``) change
 what future launches of an executable graph do (cuGraphExec*NodeSetParams,
-cuGraphNodeSetEnabled). The conditional node classes keep upstream 1.2.2's
-members and raise :class:`NotImplementedError` (conditional nodes are another
-family).
+cuGraphNodeSetEnabled). The conditional node classes give their condition and
+their body graphs (as :class:`~cuda.core.graph.GraphDefinition` views).
 """
 from libc.stdint cimport uintptr_t
 from libc.string cimport memset
