@@ -22,7 +22,7 @@ from cuda.core._resource_handles cimport (
     CUresult, CUstream, CUstreamCaptureMode, CUstreamCaptureStatus, ContextHandle, GraphExecHandle, GraphHandle,
     StreamHandle, check, coerce_options, graph_driver, graph_end_capture, graph_instantiate, raise_last_error,
     require_driver,
-    CU_GRAPH_COND_ASSIGN_DEFAULT, CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_TYPE_WHILE,
+    CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_TYPE_WHILE,
     CU_GRAPH_NODE_TYPE_CONDITIONAL, CUcontext, CUgraphConditionalHandle, CUgraphConditionalNodeType,
     CUgraphNodeParams, borrow_graph_handle,
 )
@@ -33,7 +33,7 @@ from cuda.core._resource_handles cimport (
 )
 from cuda.core.graph._host_callback cimport resolve_host_callback
 from cuda.core.graph._graph_definition cimport (
-    GraphCondition, GraphCondition_from_handle, GraphDefinition, GraphDefinition_view,
+    GraphCondition, GraphCondition_from_handle, GraphDefinition, GraphDefinition_view, parse_condition_default,
 )
 
 from cuda.core.graph._subclasses import _executable_node_view
@@ -535,14 +535,7 @@ cdef class GraphBuilder:
         cdef CUstream raw
         cdef CUresult r
         self._check_open()
-        if default_value is not None:
-            if isinstance(default_value, bool) or not isinstance(default_value, int):
-                raise TypeError(f"default_value must be an int or None, not {type(default_value).__name__}")
-            if default_value < 0 or default_value >= 2 ** 32:
-                raise OverflowError(f"default_value must fit an unsigned int (0 <= default_value < 2**32), "
-                                    f"not {default_value}")
-            value = <unsigned int>default_value
-            flags = CU_GRAPH_COND_ASSIGN_DEFAULT
+        parse_condition_default(default_value, &value, &flags)
         raw = self._stream._raw()
         with nogil:
             r = graph_driver().cuStreamGetCaptureInfo_(raw, &status, NULL, &graph, NULL, NULL, NULL)

@@ -24,5 +24,9 @@ cdef class GraphDefinition:
 # A GraphCondition of the CUgraphConditionalHandle `handle`.
 cdef GraphCondition GraphCondition_from_handle(unsigned long long handle)
 
+# Checks a condition's default value (None or an unsigned int); sets the value and
+# flags of cuGraphConditionalHandleCreate for it.
+cdef int parse_condition_default(object default_value, unsigned int* value, unsigned int* flags) except -1
+
 # A GraphDefinition viewing `graph` (a builder's captured graph): it shares the handle.
 cdef GraphDefinition GraphDefinition_view(GraphHandle graph)

@@ -88,6 +88,21 @@ cdef GraphCondition GraphCondition_from_handle(unsigned long long handle):
     return c
 
 
+cdef int parse_condition_default(object default_value, unsigned int* value, unsigned int* flags) except -1:
+    # Checks a condition's `default_value` (None or an unsigned int) and sets the
+    # value and flags cuGraphConditionalHandleCreate takes for it.
+    if default_value is None:
+        return 0
+    if isinstance(default_value, bool) or not isinstance(default_value, int):
+        raise TypeError(f"default_value must be an int or None, not {type(default_value).__name__}")
+    if default_value < 0 or default_value >= 2 ** 32:
+        raise OverflowError(f"default_value must fit an unsigned int (0 <= default_value < 2**32), "
+                            f"not {default_value}")
+    value[0] = <unsigned int>default_value
+    flags[0] = CU_GRAPH_COND_ASSIGN_DEFAULT
+    return 0
+
+
 cdef GraphDefinition GraphDefinition_view(GraphHandle graph):
     cdef GraphDefinition d = GraphDefinition.__new__(GraphDefinition)
     d._h = graph
@@ -225,14 +240,7 @@ cdef class GraphDefinition:
         cdef unsigned int value = 0
         cdef CUcontext ctx = g.get().context.get().context if g.get().context else NULL
         cdef CUresult r
-        if default_value is not None:
-            if isinstance(default_value, bool) or not isinstance(default_value, int):
-                raise TypeError(f"default_value must be an int or None, not {type(default_value).__name__}")
-            if default_value < 0 or default_value >= 2 ** 32:
-                raise OverflowError(f"default_value must fit an unsigned int (0 <= default_value < 2**32), "
-                                    f"not {default_value}")
-            value = <unsigned int>default_value
-            flags = CU_GRAPH_COND_ASSIGN_DEFAULT
+        parse_condition_default(default_value, &value, &flags)
         with nogil:
             r = graph_driver().cuGraphConditionalHandleCreate_(&handle, g.get().graph, ctx, value, flags)
         check(r)
