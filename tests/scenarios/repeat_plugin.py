@@ -1,0 +1,82 @@
+"""A pytest plugin that runs the collected tests R rounds in one process and prints, every 10 rounds, what the
+process holds: open fds (driver device files apart), RSS, and this package's IPC import cache entries (where the
+interpreter imports this package rather than NVIDIA's cuda-core).
+
+    PYTHONPATH=tests/scenarios python -m pytest -p repeat_plugin --rounds 100 [pytest args] FILES...
+
+(tests/scenarios on sys.path rather than tests/, so that it works beside upstream's own `helpers` package). It answers "do fds, memory or cached imports grow with
+repetition?" for our IPC tests and for upstream's under either package: a line per 10 rounds, then one verdict
+line `repeat: ... growth per round after round 10: fds X, rss Y MiB`.
+"""
+import os
+
+import pytest
+
+try:
+    from scenarios.fd_snapshot import DRIVER_DEVICE_FILES, open_fd_targets
+except ImportError:   # loaded with tests/scenarios itself on sys.path, beside another project's `helpers`
+    from fd_snapshot import DRIVER_DEVICE_FILES, open_fd_targets
+
+
+def pytest_addoption(parser):
+    parser.addoption("--rounds", type=int, default=1, help="run the collected tests this many times in one process")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    rounds = config.getoption("--rounds")
+    if rounds > 1:
+        items[:] = [item for _ in range(rounds) for item in items]
+        config._repeat_round_size = len(items) // rounds
+
+
+def _rss_mib() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _ipc_cache_entries():
+    try:
+        from cuda.core._resource_handles import _ipc_cache_size
+    except ImportError:   # NVIDIA's cuda-core: no such introspection
+        return None
+    return _ipc_cache_size()
+
+
+def _snapshot() -> dict:
+    targets = list(open_fd_targets().values())
+    driver = sum(t.startswith(DRIVER_DEVICE_FILES) for t in targets)
+    return {"fds": len(targets) - driver, "driver_fds": driver, "rss_mib": _rss_mib(), "ipc_cache": _ipc_cache_entries()}
+
+
+class _Tracker:
+    def __init__(self, round_size: int):
+        self.round_size, self.done, self.rows = round_size, 0, []
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_logfinish(self, nodeid, location):
+        self.done += 1
+        if self.round_size and self.done % self.round_size == 0:
+            round_no = self.done // self.round_size
+            if round_no == 1 or round_no % 10 == 0:
+                snap = _snapshot()
+                self.rows.append((round_no, snap))
+                print(f"\nrepeat: round {round_no}: fds {snap['fds']} (+{snap['driver_fds']} driver), rss {snap['rss_mib']:.1f} MiB, "
+                      f"ipc cache {snap['ipc_cache']}", flush=True)
+
+    def pytest_terminal_summary(self, terminalreporter):
+        tenth = [r for r in self.rows if r[0] >= 10]
+        if len(tenth) >= 2:
+            (r0, a), (r1, b) = tenth[0], tenth[-1]
+            per = r1 - r0
+            terminalreporter.write_line(
+                f"repeat: rounds {r0}..{r1}: growth per round after round 10: fds {(b['fds'] - a['fds']) / per:+.2f}, "
+                f"rss {(b['rss_mib'] - a['rss_mib']) / per:+.2f} MiB, ipc cache {a['ipc_cache']} -> {b['ipc_cache']}")
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session):
+    size = getattr(session.config, "_repeat_round_size", len(session.items))
+    session.config.pluginmanager.register(_Tracker(size), "repeat-tracker")
