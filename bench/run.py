@@ -24,8 +24,8 @@
   an upstream that fails gives "n/a" rows, never a failed run.
 * Progress goes to stderr; the compact table is printed LAST on stdout; the
   full report (.md) and every number (.json) go to
-  <results dir>/<UTC date>_<HHMMSS>Z_<commit>[_sim].{json,md} (build/bench/results
-  unless --results-dir). Targets print PASS/EDGE/MISS; they never change the
+  <results dir>/<UTC date>_<HHMMSS>Z_<commit>[_sim].{json,md} ($OUT where it is
+  set, else build/bench/results, unless --results-dir). Targets print PASS/EDGE/MISS; they never change the
   exit code (0 unless the harness itself breaks).
 """
 import argparse
@@ -769,8 +769,8 @@ def main():
     ap.add_argument("--watchdog", type=float, default=None, help="seconds a trial's IPC child may run")
     ap.add_argument("--no-memory", action="store_true", help="skip the memory rows")
     ap.add_argument("--cuda-home", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
-    ap.add_argument("--results-dir", default=str(REPO / "build" / "bench" / "results"),
-                    help="where the .json/.md go (default build/bench/results; H200 runs are committed in bench/results)")
+    ap.add_argument("--results-dir", default=os.environ.get("OUT") or str(REPO / "build" / "bench" / "results"),
+                    help="where the .json/.md go (default $OUT where it is set, else build/bench/results)")
     ap.add_argument("--no-raw", action="store_true", help="skip the two C++ programs (raw driver, C++ entry points)")
     args = ap.parse_args()
     started = time.monotonic()
