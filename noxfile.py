@@ -41,6 +41,8 @@ SIM_LIB = SIM_BUILD / "libcuda_sim.so"
 UPSTREAM_SPEC = "cuda-core[cu13]==1.2.2"
 UPSTREAM_VERSION = "1.2.2"
 BINDINGS_SPEC = "cuda-bindings==13.*"
+# stubtest's checks change between mypy releases (new rules fail unchanged stubs): one release, raised on purpose.
+STUBTEST_SPEC = "mypy==2.4.1"
 TEST_DEPS = ["pytest>=7", "pytest-timeout", "numpy", "hypothesis>=6.100"]
 # The oldest distribution the published wheel installs on (RHEL 8, Debian 10, Ubuntu 20.04 have glibc >= 2.28).
 WHEEL_GLIBC = "2.28"
@@ -53,7 +55,7 @@ nox.options.envdir = str(BUILD / "nox")
 nox.options.reuse_venv = "yes"
 nox.options.error_on_missing_interpreters = True
 nox.options.sessions = [
-    "wheel", "sim", "sim_two_devices", "seed", "main_job", "api_compare", "bindings_on_sim", "system_nvml",
+    "wheel", "sim", "sim_two_devices", "seed", "main_job", "api_compare", "stubs", "bindings_on_sim", "system_nvml",
     "program_backends",
     "upstream_tests", "regression_upstream", "upstream_patch",
     "cpp(default)", "cpp(thread-safety)", "cpp(tsan)", "cpp(asan-ubsan)",
@@ -488,6 +490,23 @@ def api_compare(session):
     if rc != 0:
         fail(session, f"differences the allow-list does not allow: {last[:200]}")
     return last[:200]
+
+
+@nox.session(requires=["wheel"], tags=["python"])
+@step
+def stubs(session):
+    """Every .pyi stub against the installed wheel's compiled modules (mypy's stubtest): a stub that disagrees
+    with a module fails. ci/stubtest_allowlist.txt names, with its reason, what a stub cannot say; cuda-bindings
+    is installed so that the NVML-backed names of cuda.core.system exist."""
+    install_ours(session, BINDINGS_SPEC, STUBTEST_SPEC)
+    rc, out = capture(session, "python", "-m", "mypy.stubtest", "cuda.core", "--ignore-disjoint-bases",
+                      "--mypy-config-file", str(ROOT / "ci" / "stubtest.ini"),
+                      "--allowlist", str(ROOT / "ci" / "stubtest_allowlist.txt"))
+    print(out[-12000:])
+    last = out.strip().splitlines()[-1] if out.strip() else "stubtest printed nothing"
+    if rc != 0:
+        fail(session, f"stubtest: {last}")
+    return last
 
 
 @nox.session(requires=["wheel"], tags=["python"])

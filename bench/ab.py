@@ -20,8 +20,8 @@
   "slower" only when the interval of head/base lies above 1.0 and head/base is
   further from 1.0 than the A/A reaches, "faster" likewise, else "same".
 * Output: <results dir>/<UTC date>_<HHMMSS>Z_<head commit>_vs_<base>[_sim]_ab.{json,md}
-  (default bench/results on a real driver, build/bench/results on the
-  simulator); the table is printed last. Exit code: 0 no row slower, 1 at
+  (default $OUT where it is set, else build/bench/results); the table is
+  printed last. Exit code: 0 no row slower, 1 at
   least one row "slower", 2 the harness could not run.
 """
 import argparse
@@ -115,7 +115,7 @@ def main():
     ap.add_argument("--quick", action="store_true", help="small trials (a smoke test; numbers mean nothing)")
     ap.add_argument("--budget", type=float, default=None, help="seconds for the alternations (default 300; quick 90)")
     ap.add_argument("--alternations", type=int, default=None, help="at most this many alternations")
-    ap.add_argument("--results-dir", default=None, help="default bench/results (real driver) or build/bench/results")
+    ap.add_argument("--results-dir", default=None, help="default $OUT where it is set, else build/bench/results")
     ap.add_argument("--reps", type=int, default=None, help=argparse.SUPPRESS)  # old name of --alternations
     args = ap.parse_args()
     started = time.monotonic()
@@ -176,10 +176,8 @@ def main():
     simulated = bool(infos["head"].get("simulated"))
     now = datetime.datetime.now(datetime.timezone.utc)
     commit = git_commit()
-    results_dir = Path(args.results_dir or (REPO / "build" / "bench" / "results" if simulated
-                                            else REPO / "bench" / "results"))
+    results_dir = Path(args.results_dir or os.environ.get("OUT") or REPO / "build" / "bench" / "results")
     results_dir.mkdir(parents=True, exist_ok=True)
-    # ..._ab.{json,md}: the names ci/gpu.sh collects
     stem = results_dir / f"{now.strftime('%Y-%m-%d_%H%M%SZ')}_{commit}_vs_{label}{'_sim' if simulated else ''}_ab"
     gpu = facts.get("gpu")
     lines = [f"A/B {now.strftime('%Y-%m-%d %H:%M:%SZ')}: head = commit {commit} ({infos['head'].get('module')}), "

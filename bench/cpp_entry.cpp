@@ -1,8 +1,8 @@
 // cpp_entry.cpp - ours' C++ entry points alone, with no Python: the "C++ layer"
 // stage of the benchmark breakdown (bench/run.py, bench/README.md "Breakdown").
 //
-// Built as the extension is: the shipped C++ core (cpp/*.cpp except py_*) and
-// this file in ONE shared object (-O2 -fPIC -fvisibility=hidden -DNDEBUG
+// Built as the extension is: the shipped C++ core (cpp/sources.txt but its
+// CPython side) and this file in ONE shared object (-O2 -fPIC -fvisibility=hidden -DNDEBUG
 // -fwrapv) that a small launcher (this file again, with
 // CPP_ENTRY_LAUNCHER) dlopen()s, so thread_local and calls cost what they
 // cost in the dlopen()ed Python extension. No GIL table is installed, so the

@@ -17,13 +17,14 @@
 // (SCM_RIGHTS) plus every 64-byte export record over a unix socketpair; the
 // child imports. One JSON object goes to stdout.
 //
-// The driver is dlopen()ed (libcuda.so.1, or $CUDA_CORE_DRIVER_LIBRARY, e.g.
-// the simulated driver) and every symbol is looked up by the name cuda.h's
-// macros expand it to (cuMemFreeAsync stays cuMemFreeAsync, cuCtxDestroy ->
-// cuCtxDestroy_v2...), so the ABI matches the header compiled against.
+// The driver is loaded by the core's loader (cpp/driver.cpp: libcuda.so.1, or
+// $CUDA_CORE_DRIVER_LIBRARY, e.g. the simulated driver) from the one list of
+// entry points (cpp/driver.hpp); every call goes straight through the loaded
+// table to the driver's own entry point, with nothing of the core in between.
 //
 // Build (bench/run.py does this):
-//   g++ -O2 -std=c++17 -I$CUDA_HOME/include bench/raw_driver.cpp -ldl -lpthread -o build/bench/raw_driver
+//   g++ -O2 -std=c++17 -Icpp -I$CUDA_HOME/include bench/raw_driver.cpp cpp/driver.cpp -ldl -lpthread \
+//       -o build/bench/raw_driver
 // Usage:
 //   raw_driver [--sizes 64,1048576,67108864] [--iters N] [--warmup N]
 //              [--ipc-size BYTES] [--ipc-iters N] [--threads 1,2,4,8,16]
@@ -48,6 +49,7 @@
 #include <thread>
 #include <vector>
 
+#include "driver.hpp"
 #include "socket_io.hpp"
 
 namespace {
@@ -55,36 +57,8 @@ namespace {
 using socket_io::recv_all;
 using socket_io::send_all;
 
-#define RAW_STRINGIFY_EXPANDED(x) RAW_STRINGIFY(x)
-#define RAW_STRINGIFY(x) #x
-
-#define RAW_DRIVER_FUNCTIONS(X)            \
-    X(cuInit)                              \
-    X(cuGetErrorName)                      \
-    X(cuDriverGetVersion)                  \
-    X(cuDeviceGet)                         \
-    X(cuDevicePrimaryCtxRetain)            \
-    X(cuCtxSetCurrent)                     \
-    X(cuStreamCreateWithPriority)          \
-    X(cuStreamSynchronize)                 \
-    X(cuStreamDestroy)                     \
-    X(cuMemPoolCreate)                     \
-    X(cuMemPoolDestroy)                    \
-    X(cuMemPoolExportToShareableHandle)    \
-    X(cuMemPoolImportFromShareableHandle)  \
-    X(cuMemPoolExportPointer)              \
-    X(cuMemPoolImportPointer)              \
-    X(cuMemAllocFromPoolAsync)             \
-    X(cuMemFreeAsync)
-
-struct Driver {
-#define RAW_MEMBER(name) decltype(&::name) name = nullptr;
-    RAW_DRIVER_FUNCTIONS(RAW_MEMBER)
-#undef RAW_MEMBER
-    std::string path;
-    bool simulated = false;
-};
-Driver drv;
+// The loaded driver's table (cpp/driver.hpp); set by setup_context() in each process.
+const cuda_core::DriverTable* drv = nullptr;
 
 [[noreturn]] void die(const std::string& what) {
     std::fprintf(stderr, "raw_driver: %s\n", what.c_str());
@@ -92,23 +66,10 @@ Driver drv;
     _exit(2);
 }
 
-void load_driver() {
-    const char* env = std::getenv("CUDA_CORE_DRIVER_LIBRARY");
-    drv.path = (env && *env) ? env : "libcuda.so.1";
-    void* lib = dlopen(drv.path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib) die(std::string("dlopen(") + drv.path + ") failed: " + dlerror());
-#define RAW_RESOLVE(name)                                                                         \
-    drv.name = reinterpret_cast<decltype(drv.name)>(dlsym(lib, RAW_STRINGIFY_EXPANDED(name)));   \
-    if (!drv.name) die(std::string("missing driver symbol ") + RAW_STRINGIFY_EXPANDED(name));
-    RAW_DRIVER_FUNCTIONS(RAW_RESOLVE)
-#undef RAW_RESOLVE
-    drv.simulated = dlsym(lib, "cuSimIsSimulator") != nullptr;
-}
-
 void check(CUresult r, const char* what) {
     if (r == CUDA_SUCCESS) return;
     const char* name = nullptr;
-    if (drv.cuGetErrorName) drv.cuGetErrorName(r, &name);
+    if (drv) drv->cuGetErrorName_(r, &name);
     die(std::string(what) + " failed: " + (name ? name : std::to_string(int(r))));
 }
 #define CHECK(call) check((call), #call)
@@ -178,10 +139,11 @@ long long rss_bytes() {
 CUcontext setup_context() {
     CUdevice dev;
     CUcontext ctx;
-    CHECK(drv.cuInit(0));
-    CHECK(drv.cuDeviceGet(&dev, 0));
-    CHECK(drv.cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(drv.cuCtxSetCurrent(ctx));
+    if (cuda_core::ensure_driver_loaded() != CUDA_SUCCESS) die(cuda_core::driver_load_error());  // cuInit(0) too
+    drv = &cuda_core::driver();
+    CHECK(drv->cuDeviceGet_(&dev, 0));
+    CHECK(drv->cuDevicePrimaryCtxRetain_(&ctx, dev));
+    CHECK(drv->cuCtxSetCurrent_(ctx));
     return ctx;
 }
 
@@ -194,7 +156,7 @@ CUmemoryPool make_pool(bool ipc, size_t max_size) {
     props.location.id = 0;
     props.maxSize = max_size;
     CUmemoryPool pool;
-    CHECK(drv.cuMemPoolCreate(&pool, &props));
+    CHECK(drv->cuMemPoolCreate_(&pool, &props));
     return pool;
 }
 
@@ -215,9 +177,9 @@ std::string importer(int sock, const Options& o) {
 
     CUcontext ctx = setup_context();
     CUstream stream;
-    CHECK(drv.cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, 0));
+    CHECK(drv->cuStreamCreateWithPriority_(&stream, CU_STREAM_NON_BLOCKING, 0));
     CUmemoryPool pool;
-    CHECK(drv.cuMemPoolImportFromShareableHandle(&pool, reinterpret_cast<void*>(intptr_t(fd)),
+    CHECK(drv->cuMemPoolImportFromShareableHandle_(&pool, reinterpret_cast<void*>(intptr_t(fd)),
                                                 CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
     std::string out = "\"ipc_import_miss\": ";
 
@@ -225,8 +187,8 @@ std::string importer(int sock, const Options& o) {
     size_t next = 0;
     auto import_free = [&](size_t k) {
         CUdeviceptr p;
-        CHECK(drv.cuMemPoolImportPointer(&p, pool, &exports[k]));
-        CHECK(drv.cuMemFreeAsync(p, stream));
+        CHECK(drv->cuMemPoolImportPointer_(&p, pool, &exports[k]));
+        CHECK(drv->cuMemFreeAsync_(p, stream));
     };
     for (long long i = 0; i < o.ipc_warmup && next < count; ++i) import_free(next++);
     std::vector<int64_t> t;
@@ -236,7 +198,7 @@ std::string importer(int sock, const Options& o) {
         import_free(next++);
         t.push_back(now_ns() - t0);
     }
-    CHECK(drv.cuStreamSynchronize(stream));
+    CHECK(drv->cuStreamSynchronize_(stream));
     out += stats_json(stats(t));
 
     // T threads, each importing + freeing its own distinct slice of the first
@@ -253,7 +215,7 @@ std::string importer(int sock, const Options& o) {
             std::vector<std::thread> workers;
             for (long long w = 0; w < T; ++w) {
                 workers.emplace_back([&, w] {
-                    CHECK(drv.cuCtxSetCurrent(ctx));
+                    CHECK(drv->cuCtxSetCurrent_(ctx));
                     size_t per = n / size_t(T);
                     size_t lo = size_t(w) * per, hi = lo + per;
                     ready.fetch_add(1);
@@ -266,7 +228,7 @@ std::string importer(int sock, const Options& o) {
             while (ready.load() < T) std::this_thread::yield();
             go.store(true, std::memory_order_release);
             for (auto& th : workers) th.join();
-            CHECK(drv.cuStreamSynchronize(stream));  // every unmap done before the next round re-imports
+            CHECK(drv->cuStreamSynchronize_(stream));  // every unmap done before the next round re-imports
             if (round >= 0)
                 walls.push_back(*std::max_element(ends.begin(), ends.end()) -
                             *std::min_element(starts.begin(), starts.end()));
@@ -290,11 +252,11 @@ std::string importer(int sock, const Options& o) {
         std::vector<CUdeviceptr> ptrs(n);
         for (long long round = -1; round < o.batch_rounds; ++round) {
             int64_t t0 = now_ns();
-            for (size_t k = 0; k < n; ++k) CHECK(drv.cuMemPoolImportPointer(&ptrs[k], pool, &exports[k]));
+            for (size_t k = 0; k < n; ++k) CHECK(drv->cuMemPoolImportPointer_(&ptrs[k], pool, &exports[k]));
             int64_t t1 = now_ns();
-            for (size_t k = 0; k < n; ++k) CHECK(drv.cuMemFreeAsync(ptrs[k], stream));
+            for (size_t k = 0; k < n; ++k) CHECK(drv->cuMemFreeAsync_(ptrs[k], stream));
             int64_t t2 = now_ns();
-            CHECK(drv.cuStreamSynchronize(stream));
+            CHECK(drv->cuStreamSynchronize_(stream));
             if (round >= 0) {
                 imp_walls.push_back(t1 - t0);
                 free_walls.push_back(t2 - t1);
@@ -312,7 +274,7 @@ std::string importer(int sock, const Options& o) {
     // Memory: the driver's own host memory per live import (second pool).
     if (mem_fd >= 0) {
         CUmemoryPool mem_pool;
-        CHECK(drv.cuMemPoolImportFromShareableHandle(&mem_pool, reinterpret_cast<void*>(intptr_t(mem_fd)),
+        CHECK(drv->cuMemPoolImportFromShareableHandle_(&mem_pool, reinterpret_cast<void*>(intptr_t(mem_fd)),
                                                     CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
         std::vector<CUdeviceptr> ptrs(mem_count);
         long long rss[7];
@@ -324,23 +286,23 @@ std::string importer(int sock, const Options& o) {
         for (int cycle = 0; cycle < 3 && failed == CUDA_SUCCESS; ++cycle) {
             size_t got = 0;
             for (; got < mem_count; ++got) {
-                failed = drv.cuMemPoolImportPointer(&ptrs[got], mem_pool, &mem_exports[got]);
+                failed = drv->cuMemPoolImportPointer_(&ptrs[got], mem_pool, &mem_exports[got]);
                 if (failed != CUDA_SUCCESS) break;
             }
             failed_at = got;
             rss[1 + 2 * cycle] = rss_bytes();
-            for (size_t k = 0; k < got; ++k) CHECK(drv.cuMemFreeAsync(ptrs[k], stream));
-            CHECK(drv.cuStreamSynchronize(stream));
+            for (size_t k = 0; k < got; ++k) CHECK(drv->cuMemFreeAsync_(ptrs[k], stream));
+            CHECK(drv->cuStreamSynchronize_(stream));
             rss[2 + 2 * cycle] = rss_bytes();
         }
         if (failed != CUDA_SUCCESS) {
             const char* name = nullptr;
-            drv.cuGetErrorName(failed, &name);
+            drv->cuGetErrorName_(failed, &name);
             char ebuf[256];
             std::snprintf(ebuf, sizeof ebuf, ", \"memory\": {\"error\": \"cuMemPoolImportPointer failed at import %zu: %s\"}",
                           failed_at, name ? name : "?");
             out += ebuf;
-            CHECK(drv.cuMemPoolDestroy(mem_pool));
+            CHECK(drv->cuMemPoolDestroy_(mem_pool));
             close(mem_fd);
             mem_fd = -1;
         }
@@ -354,13 +316,13 @@ std::string importer(int sock, const Options& o) {
                       rss[6] - rss[4]);
         if (mem_fd >= 0) {
             out += buf;
-            CHECK(drv.cuMemPoolDestroy(mem_pool));
+            CHECK(drv->cuMemPoolDestroy_(mem_pool));
             close(mem_fd);
         }
     }
-    CHECK(drv.cuStreamSynchronize(stream));
-    CHECK(drv.cuMemPoolDestroy(pool));
-    CHECK(drv.cuStreamDestroy(stream));
+    CHECK(drv->cuStreamSynchronize_(stream));
+    CHECK(drv->cuMemPoolDestroy_(pool));
+    CHECK(drv->cuStreamDestroy_(stream));
     close(fd);
     return out;
 }
@@ -374,8 +336,8 @@ std::string bench_alloc(CUstream stream, const Options& o) {
     for (long long size : o.sizes) {
         auto once = [&] {
             CUdeviceptr p;
-            CHECK(drv.cuMemAllocFromPoolAsync(&p, size_t(size), pool, stream));
-            CHECK(drv.cuMemFreeAsync(p, stream));
+            CHECK(drv->cuMemAllocFromPoolAsync_(&p, size_t(size), pool, stream));
+            CHECK(drv->cuMemFreeAsync_(p, stream));
         };
         for (long long i = 0; i < o.warmup; ++i) once();
         std::vector<int64_t> t;
@@ -388,8 +350,8 @@ std::string bench_alloc(CUstream stream, const Options& o) {
         out += (first ? "\"" : ", \"") + std::to_string(size) + "\": " + stats_json(stats(t));
         first = false;
     }
-    CHECK(drv.cuStreamSynchronize(stream));
-    CHECK(drv.cuMemPoolDestroy(pool));
+    CHECK(drv->cuStreamSynchronize_(stream));
+    CHECK(drv->cuMemPoolDestroy_(pool));
     return out + "}";
 }
 
@@ -418,7 +380,7 @@ int main(int argc, char** argv) {
         else die("unknown argument " + a);
     }
     if (o.sizes.empty() || o.threads.empty()) die("empty --sizes or --threads");
-    load_driver();  // dlopen only: cuInit runs after fork, in each process
+    // The driver is loaded after fork, in each process (setup_context).
 
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) die("socketpair failed");
@@ -440,9 +402,9 @@ int main(int argc, char** argv) {
     CUcontext ctx = setup_context();
     (void)ctx;
     int version = 0;
-    CHECK(drv.cuDriverGetVersion(&version));
+    CHECK(drv->cuDriverGetVersion_(&version));
     CUstream stream;
-    CHECK(drv.cuStreamCreateWithPriority(&stream, CU_STREAM_NON_BLOCKING, 0));
+    CHECK(drv->cuStreamCreateWithPriority_(&stream, CU_STREAM_NON_BLOCKING, 0));
     std::string alloc = bench_alloc(stream, o);
 
     // Export: enough distinct pointers for warm-up + timed misses (the thread
@@ -453,13 +415,13 @@ int main(int argc, char** argv) {
     // The pool is exported first: the real driver refuses cuMemPoolExportPointer
     // on a pool that was never exported.
     int fd = -1;
-    CHECK(drv.cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+    CHECK(drv->cuMemPoolExportToShareableHandle_(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
     std::vector<CUdeviceptr> ptrs(count);
     std::vector<CUmemPoolPtrExportData> exports(count);
     for (size_t k = 0; k < count; ++k)
-        CHECK(drv.cuMemAllocFromPoolAsync(&ptrs[k], size_t(o.ipc_size), pool, stream));
-    CHECK(drv.cuStreamSynchronize(stream));
-    for (size_t k = 0; k < count; ++k) CHECK(drv.cuMemPoolExportPointer(&exports[k], ptrs[k]));
+        CHECK(drv->cuMemAllocFromPoolAsync_(&ptrs[k], size_t(o.ipc_size), pool, stream));
+    CHECK(drv->cuStreamSynchronize_(stream));
+    for (size_t k = 0; k < count; ++k) CHECK(drv->cuMemPoolExportPointer_(&exports[k], ptrs[k]));
     socket_io::send_msg(sock, fd, &count, sizeof count);
     send_all(sock, exports.data(), count * sizeof(CUmemPoolPtrExportData));
     // The memory row's own pool: mem_imports allocations of mem_size bytes.
@@ -469,13 +431,13 @@ int main(int argc, char** argv) {
     if (o.mem_imports > 0) {
         size_t m = size_t(o.mem_imports);
         mem_pool = make_pool(true, 2 * m * size_t(o.mem_size) + (64ull << 20));
-        CHECK(drv.cuMemPoolExportToShareableHandle(&mem_fd, mem_pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        CHECK(drv->cuMemPoolExportToShareableHandle_(&mem_fd, mem_pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
         mem_ptrs.resize(m);
         std::vector<CUmemPoolPtrExportData> mem_exports(m);
         for (size_t k = 0; k < m; ++k)
-            CHECK(drv.cuMemAllocFromPoolAsync(&mem_ptrs[k], size_t(o.mem_size), mem_pool, stream));
-        CHECK(drv.cuStreamSynchronize(stream));
-        for (size_t k = 0; k < m; ++k) CHECK(drv.cuMemPoolExportPointer(&mem_exports[k], mem_ptrs[k]));
+            CHECK(drv->cuMemAllocFromPoolAsync_(&mem_ptrs[k], size_t(o.mem_size), mem_pool, stream));
+        CHECK(drv->cuStreamSynchronize_(stream));
+        for (size_t k = 0; k < m; ++k) CHECK(drv->cuMemPoolExportPointer_(&mem_exports[k], mem_ptrs[k]));
         socket_io::send_msg(sock, mem_fd, &m, sizeof m);
         send_all(sock, mem_exports.data(), m * sizeof(CUmemPoolPtrExportData));
     }
@@ -488,16 +450,16 @@ int main(int argc, char** argv) {
     waitpid(pid, &status, 0);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) die("importer child failed");
 
-    for (CUdeviceptr p : ptrs) CHECK(drv.cuMemFreeAsync(p, stream));
-    for (CUdeviceptr p : mem_ptrs) CHECK(drv.cuMemFreeAsync(p, stream));
-    CHECK(drv.cuStreamSynchronize(stream));
-    CHECK(drv.cuMemPoolDestroy(pool));
-    if (mem_pool) CHECK(drv.cuMemPoolDestroy(mem_pool));
+    for (CUdeviceptr p : ptrs) CHECK(drv->cuMemFreeAsync_(p, stream));
+    for (CUdeviceptr p : mem_ptrs) CHECK(drv->cuMemFreeAsync_(p, stream));
+    CHECK(drv->cuStreamSynchronize_(stream));
+    CHECK(drv->cuMemPoolDestroy_(pool));
+    if (mem_pool) CHECK(drv->cuMemPoolDestroy_(mem_pool));
     close(fd);
     if (mem_fd >= 0) close(mem_fd);
 
     std::printf("{\"impl\": \"raw-driver\", \"driver\": \"%s\", \"simulated\": %s, \"driver_version\": %d, "
                 "\"ipc_size\": %lld, %s, %s}\n",
-                drv.path.c_str(), drv.simulated ? "true" : "false", version, o.ipc_size, alloc.c_str(), ipc.c_str());
+                cuda_core::driver_library_path().c_str(), cuda_core::driver_is_simulated() ? "true" : "false", version, o.ipc_size, alloc.c_str(), ipc.c_str());
     return 0;
 }

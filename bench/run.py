@@ -24,8 +24,8 @@
   an upstream that fails gives "n/a" rows, never a failed run.
 * Progress goes to stderr; the compact table is printed LAST on stdout; the
   full report (.md) and every number (.json) go to
-  <results dir>/<UTC date>_<HHMMSS>Z_<commit>[_sim].{json,md} (build/bench/results
-  unless --results-dir). Targets print PASS/EDGE/MISS; they never change the
+  <results dir>/<UTC date>_<HHMMSS>Z_<commit>[_sim].{json,md} ($OUT where it is
+  set, else build/bench/results, unless --results-dir). Targets print PASS/EDGE/MISS; they never change the
   exit code (0 unless the harness itself breaks).
 """
 import argparse
@@ -161,8 +161,22 @@ def run_worker(python, kind, mode, extra, timeout):
     return result
 
 
+def core_sources():
+    """The C++ core's sources without the CPython side: cpp/sources.txt, the one list setup.py and CMake read
+    (its lines before "[python]")."""
+    sources = []
+    for line in (REPO / "cpp" / "sources.txt").read_text().splitlines():
+        line = line.strip()
+        if line == "[python]":
+            break
+        if line and not line.startswith("#"):
+            sources.append(REPO / "cpp" / line)
+    return sources
+
+
 def build_raw(cuda_home):
-    """Builds build/bench/raw_driver from bench/raw_driver.cpp (g++, cuda.h only); None or why not."""
+    """Builds build/bench/raw_driver from bench/raw_driver.cpp and the core's driver loader (cpp/driver.cpp:
+    the one entry-point list and its loader; g++, cuda.h only); None or why not."""
     include = Path(cuda_home) / "include"
     if not (include / "cuda.h").exists():
         return f"no cuda.h under {include} (set CUDA_HOME)"
@@ -170,9 +184,13 @@ def build_raw(cuda_home):
     if not cxx:
         return "g++ not found"
     RAW_BIN.parent.mkdir(parents=True, exist_ok=True)
-    if RAW_BIN.exists() and RAW_BIN.stat().st_mtime >= RAW_SRC.stat().st_mtime:
+    cpp = REPO / "cpp"
+    sources = [RAW_SRC, cpp / "driver.cpp"]
+    newest = max(x.stat().st_mtime for x in sources + [cpp / "driver.hpp", HERE / "socket_io.hpp"])
+    if RAW_BIN.exists() and RAW_BIN.stat().st_mtime >= newest:
         return None
-    cmd = [cxx, "-O2", "-std=c++17", f"-I{include}", str(RAW_SRC), "-ldl", "-lpthread", "-o", str(RAW_BIN)]
+    cmd = [cxx, "-O2", "-std=c++17", f"-I{cpp}", f"-I{include}", *map(str, sources), "-ldl", "-lpthread",
+           "-o", str(RAW_BIN)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         return "build failed: " + proc.stderr[-1500:]
@@ -181,7 +199,7 @@ def build_raw(cuda_home):
 
 def build_cpp_entry(cuda_home):
     """Builds build/bench/cpp_entry.so (bench/cpp_entry.cpp + the shipped C++ core,
-    cpp/*.cpp but py_*, compiled in parallel with the extension's flags) and its
+    cpp/sources.txt but its CPython side, compiled in parallel with the extension's flags) and its
     launcher build/bench/cpp_entry, which dlopen()s it as Python does the
     extension; None or why not."""
     include = Path(cuda_home) / "include"
@@ -191,8 +209,8 @@ def build_cpp_entry(cuda_home):
     if not cxx:
         return "g++ not found"
     cpp = REPO / "cpp"
-    sources = [CPP_SRC] + sorted(x for x in cpp.glob("*.cpp") if not x.name.startswith("py_"))
-    newest = max(x.stat().st_mtime for x in sources + sorted(cpp.glob("*.hpp")))
+    sources = [CPP_SRC] + core_sources()
+    newest = max(x.stat().st_mtime for x in sources + sorted(cpp.glob("*.hpp")) + [cpp / "sources.txt"])
     lib = Path(f"{CPP_BIN}.so")
     if CPP_BIN.exists() and lib.exists() and min(CPP_BIN.stat().st_mtime, lib.stat().st_mtime) >= newest:
         return None
@@ -769,8 +787,8 @@ def main():
     ap.add_argument("--watchdog", type=float, default=None, help="seconds a trial's IPC child may run")
     ap.add_argument("--no-memory", action="store_true", help="skip the memory rows")
     ap.add_argument("--cuda-home", default=os.environ.get("CUDA_HOME", "/usr/local/cuda"))
-    ap.add_argument("--results-dir", default=str(REPO / "build" / "bench" / "results"),
-                    help="where the .json/.md go (default build/bench/results; H200 runs are committed in bench/results)")
+    ap.add_argument("--results-dir", default=os.environ.get("OUT") or str(REPO / "build" / "bench" / "results"),
+                    help="where the .json/.md go (default $OUT where it is set, else build/bench/results)")
     ap.add_argument("--no-raw", action="store_true", help="skip the two C++ programs (raw driver, C++ entry points)")
     args = ap.parse_args()
     started = time.monotonic()
@@ -812,7 +830,7 @@ def main():
             log(f"C++ entry program: {why}")
         else:
             arms["cpp"] = {"kind": "cpp"}
-            cpp_desc = (f"{CPP_BIN.relative_to(REPO)} ({CPP_SRC.relative_to(REPO)} + cpp/*.cpp in one dlopen()ed "
+            cpp_desc = (f"{CPP_BIN.relative_to(REPO)} ({CPP_SRC.relative_to(REPO)} + cpp/sources.txt in one dlopen()ed "
                         "shared object, the extension's flags)")
     if "ours" not in arms:
         log("ours is not importable: nothing to measure")

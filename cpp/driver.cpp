@@ -34,7 +34,6 @@ LoadedDriver& loaded_driver() {
 }
 
 std::once_flag load_once;
-std::atomic<const DriverTable*> table_override{nullptr};
 std::atomic<bool> driver_ready{false};
 
 // The entry points every table slot starts from, one pair per slot (Member is
@@ -51,9 +50,6 @@ struct EntryStubs<Member, CUresult(CUDAAPI*)(Args...)> {
         if (status != CUDA_SUCCESS) return status;
         return (driver().*Member)(args...);
     }
-    // Owns nothing. Stands for an entry a test table left null: a clear
-    // "named symbol not found" instead of a jump to address 0.
-    static CUresult CUDAAPI missing(Args...) noexcept { return CUDA_ERROR_NOT_FOUND; }
     // Owns nothing. Stands for an optional entry the loaded driver lacks.
     static CUresult CUDAAPI unsupported(Args...) noexcept { return CUDA_ERROR_NOT_SUPPORTED; }
 };
@@ -154,7 +150,6 @@ void load_driver_once() noexcept {
 
 CUresult ensure_driver_loaded() noexcept {
     if (driver_ready.load(std::memory_order_acquire)) return CUDA_SUCCESS;  // the hot path
-    if (table_override.load(std::memory_order_acquire) != nullptr) return CUDA_SUCCESS;
     std::call_once(load_once, load_driver_once);
     CUresult status = loaded_driver().status;
     if (status == CUDA_SUCCESS) driver_ready.store(true, std::memory_order_release);
@@ -162,33 +157,16 @@ CUresult ensure_driver_loaded() noexcept {
 }
 
 const DriverTable& driver() noexcept {
-    const DriverTable* o = table_override.load(std::memory_order_acquire);
-    if (o != nullptr) return *o;
     return driver_ready.load(std::memory_order_acquire) ? loaded_driver().table : lazy_table();
 }
 
 std::string driver_load_error() {
-    if (table_override.load() != nullptr) return "";
     return loaded_driver().error;
 }
 
 std::string driver_library_path() { return loaded_driver().path; }
 
 bool driver_is_simulated() noexcept { return loaded_driver().simulated; }
-
-void install_driver_table_for_testing(const DriverTable* table) noexcept {
-    static DriverTable filled;
-    if (table == nullptr) {
-        table_override.store(nullptr, std::memory_order_release);
-        return;
-    }
-    filled = *table;
-#define CUDA_CORE_FILL_MISSING(name) \
-    if (filled.name##_ == nullptr) filled.name##_ = &CUDA_CORE_STUBS(name##_)::missing;
-    CUDA_CORE_ALL_DRIVER_FUNCTIONS(CUDA_CORE_FILL_MISSING)
-#undef CUDA_CORE_FILL_MISSING
-    table_override.store(&filled, std::memory_order_release);
-}
 
 namespace {
 // Every CUresult enumerator of cuda.h (CUDA 13.0), by number so that this file

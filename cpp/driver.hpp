@@ -279,11 +279,6 @@ std::string driver_library_path();
 // True when the loaded driver is the simulated one (it exports cuSimIsSimulator).
 bool driver_is_simulated() noexcept;
 
-// Test seam (GoogleTest): replace the process table by a copy of `table` in
-// which null entries return CUDA_ERROR_NOT_FOUND (nullptr restores the lazily
-// loaded one). Not thread-safe against concurrent driver use.
-void install_driver_table_for_testing(const DriverTable* table) noexcept;
-
 // CUresult -> "CUDA_ERROR_INVALID_VALUE" / "invalid argument"; works without a
 // driver: every enumerator of cuda.h (13.0) has its name, the common ones a text.
 std::string error_name(CUresult code);

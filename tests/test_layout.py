@@ -29,14 +29,13 @@ def test_no_cuda_init_py_namespace_package():
 
 
 def test_every_mutex_is_the_annotated_one():
-    """C++ locks in the core are cuda_core::Mutex (counted, annotated), except the
-    deliberately broken legacy-order test switch."""
+    """C++ locks in the core are cuda_core::Mutex (counted, annotated)."""
     for path in cpp_sources():
         if "sim" in path.parts or "tests" in path.parts:
             continue
         for n, line in enumerate(path.read_text().splitlines(), 1):
             code = line.split("//")[0]
-            if re.search(r"std::(recursive_)?mutex\b", code) and "legacy" not in code and "mutex_;" not in code:
+            if re.search(r"std::(recursive_)?mutex\b", code) and "mutex_;" not in code:
                 pytest.fail(f"{path.relative_to(ROOT)}:{n}: plain std::mutex outside Mutex: {line.strip()}")
 
 

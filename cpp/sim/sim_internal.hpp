@@ -3,17 +3,7 @@
 // validation helpers. Everything lives in namespace cuda_sim and has hidden
 // visibility; only the cu* entry points are exported (exports.map).
 //
-// Files (the sections of the former sim.cpp):
-//   knobs.cpp           entry point table, call counters, error names/texts, environment knobs
-//   state.cpp           tagged handles, the process state, the per-thread context stack, load/fork hooks
-//   common.cpp          entering an entry point (counting, latency, injected failures), handle lookups
-//   address_space.cpp   regions, tombstones, pointer validation, kernel-checked copies and fills
-//   pool_storage.cpp    pool creation (memfd for IPC pools), default pools, release of destroyed pools
-//   managed_pools.cpp   managed pools (CU_MEM_ALLOCATION_TYPE_MANAGED): their rules and accessibility
-//   api_init_devices.cpp, api_contexts.cpp, api_streams.cpp, api_events.cpp, api_pools.cpp,
-//   api_stream_ordered_alloc.cpp, api_copies.cpp, api_pointer_queries.cpp, api_sim_helpers.cpp,
-//   api_vmm.cpp (virtual memory management: its own state, under the same lock)
-//                       the exported entry points, one family per file
+// Files: one per family of entry points or shared part; README.md lists each.
 //
 // Ground rules:
 //  * Every handle and pointer is validated against a registry before use;

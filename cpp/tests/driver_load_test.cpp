@@ -75,20 +75,6 @@ TEST(DriverLoad, EveryEntryIsCallableWithoutADriver) {
     EXPECT_NE(driver_load_error().find("no CUDA driver was found"), std::string::npos);
 }
 
-// A test table with null entries gets stubs that say "not found" (no jump to 0).
-TEST(DriverLoad, NullEntriesOfAnInstalledTableReturnNotFound) {
-    DriverTable partial{};
-    install_driver_table_for_testing(&partial);
-    const DriverTable& t = driver();
-#define EXPECT_NOT_NULL(name) EXPECT_NE(t.name##_, nullptr) << #name;
-    CUDA_CORE_ALL_DRIVER_FUNCTIONS(EXPECT_NOT_NULL)
-#undef EXPECT_NOT_NULL
-    CUcontext ctx = nullptr;
-    EXPECT_EQ(t.cuCtxGetCurrent_(&ctx), CUDA_ERROR_NOT_FOUND);
-    install_driver_table_for_testing(nullptr);
-    EXPECT_EQ(driver().cuCtxGetCurrent_(&ctx), CUDA_ERROR_NOT_INITIALIZED);
-}
-
 // Run this binary again as `driver_load_test <mode>` with `library` as
 // CUDA_CORE_DRIVER_LIBRARY; true when the child exited 0 (see main()).
 bool child_passes(const char* library, const char* mode) {

@@ -1,5 +1,6 @@
 // fake_driver.cpp - see fake_driver.hpp.
 #include "fake_driver.hpp"
+#include "test_driver.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -395,10 +396,10 @@ struct Impl {
 void FakeDriver::install() {
     reset();
     Impl::fill(table_);
-    cuda_core::install_driver_table_for_testing(&table_);
+    test_driver::install(table_);
 }
 
-void FakeDriver::uninstall() { cuda_core::install_driver_table_for_testing(nullptr); }
+void FakeDriver::uninstall() { test_driver::uninstall(); }
 
 void FakeDriver::reset() {
     std::lock_guard<std::mutex> g(state_->m);

@@ -1,7 +1,8 @@
-// fake_driver.hpp - an in-process fake CUDA driver for the GoogleTest suites.
+// fake_driver.hpp - a fake CUDA driver for the GoogleTest suites.
 //
-// Installed with cuda_core::install_driver_table_for_testing(), it implements
-// every entry point the C++ core calls, keeps enough state to catch misuse
+// install() puts its entry points into libcuda_test_driver.so, the driver the
+// core loads for the suites (test_driver.hpp). It implements the entry points
+// the IPC and handle code calls, keeps enough state to catch misuse
 // (double frees, frees with no context current, dependencies released before
 // their dependents), and gives tests hooks to count calls, inject failures,
 // block a call on a latch, and alias duplicate IPC imports the way the real
@@ -86,9 +87,9 @@ class FakeDriver {
 public:
     static FakeDriver& get();
 
-    // reset() and install the fake's table as the process driver.
+    // reset() and put the fake's entry points into the test driver library.
     void install();
-    // Restore the lazily loaded driver table.
+    // Empty the test driver library's entry points (CUDA_ERROR_NOT_FOUND).
     void uninstall();
     // Forget every object, count, hook and injected failure. No concurrent calls.
     void reset();

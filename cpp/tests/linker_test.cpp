@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "driver.hpp"
+#include "test_driver.hpp"
 #include "error.hpp"
 #include "linker.hpp"
 #include "nvvm.hpp"
@@ -87,13 +88,13 @@ protected:
         seen.options.clear();
         seen.values.clear();
         seen.reported.clear();
-        install_driver_table_for_testing(&table);
+        test_driver::install(table);
         install_cleanup_reporter(&record_report);
         take_last_error();
     }
     void TearDown() override {
         install_cleanup_reporter(nullptr);
-        install_driver_table_for_testing(nullptr);
+        test_driver::uninstall();
     }
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "driver.hpp"
+#include "test_driver.hpp"
 #include "error.hpp"
 #include "module.hpp"
 
@@ -94,13 +95,13 @@ protected:
         seen.unload_result = seen.load_result = CUDA_SUCCESS;
         seen.current = nullptr;
         seen.reported.clear();
-        install_driver_table_for_testing(&table);
+        test_driver::install(table);
         install_cleanup_reporter(&record_report);
         take_last_error();
     }
     void TearDown() override {
         install_cleanup_reporter(nullptr);
-        install_driver_table_for_testing(nullptr);
+        test_driver::uninstall();
     }
 };
 

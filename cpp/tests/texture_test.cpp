@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "driver.hpp"
+#include "test_driver.hpp"
 #include "error.hpp"
 #include "texture.hpp"
 
@@ -118,13 +119,13 @@ protected:
     CUDA_ARRAY3D_DESCRIPTOR desc{};
     void SetUp() override {
         seen = Seen{};
-        install_driver_table_for_testing(&table);
+        test_driver::install(table);
         install_cleanup_reporter(&record_report);
         take_last_error();
     }
     void TearDown() override {
         install_cleanup_reporter(nullptr);
-        install_driver_table_for_testing(nullptr);
+        test_driver::uninstall();
     }
 };
 

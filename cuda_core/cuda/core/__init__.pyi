@@ -11,6 +11,8 @@ from cuda.core._device_resources import (
     WorkqueueResourceOptions,
 )
 from cuda.core._event import Event, EventOptions, IPCEventDescriptor
+from cuda.core._graphics import GraphicsResource
+from cuda.core._host import Host
 from cuda.core._launch_config import LaunchConfig
 from cuda.core._launcher import launch
 from cuda.core._memory import (
@@ -21,6 +23,7 @@ from cuda.core._memory import (
     IPCAllocationHandle,
     IPCBufferDescriptor,
     LegacyPinnedMemoryResource,
+    ManagedBuffer,
     ManagedMemoryResource,
     ManagedMemoryResourceOptions,
     MemoryResource,
@@ -32,6 +35,7 @@ from cuda.core._memory import (
 from cuda.core._linker import Linker, LinkerOptions
 from cuda.core._module import Kernel, ObjectCode
 from cuda.core._program import Program, ProgramOptions
+from cuda.core._tensor_map import TensorMapDescriptor, TensorMapDescriptorOptions
 from cuda.core._stream import LEGACY_DEFAULT_STREAM, PER_THREAD_DEFAULT_STREAM, Stream, StreamOptions
 from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, IPCImportError
 from cuda.core import typing as typing
@@ -51,6 +55,8 @@ __all__ = [
     "DeviceMemoryResourceOptions",
     "DeviceResources",
     "GraphMemoryResource",
+    "GraphicsResource",
+    "Host",
     "Event",
     "EventOptions",
     "IPCAllocationHandle",
@@ -63,6 +69,7 @@ __all__ = [
     "IPCImportError",
     "LEGACY_DEFAULT_STREAM",
     "LegacyPinnedMemoryResource",
+    "ManagedBuffer",
     "ManagedMemoryResource",
     "ManagedMemoryResourceOptions",
     "MemoryResource",
@@ -76,6 +83,8 @@ __all__ = [
     "SMResourceOptions",
     "Stream",
     "StreamOptions",
+    "TensorMapDescriptor",
+    "TensorMapDescriptorOptions",
     "launch",
     "system",
     "VirtualMemoryResource",

@@ -1,6 +1,9 @@
 """Type stubs for cuda.core._layout (_StridedLayout)."""
+from typing import final
+
 __all__: list[str]
 
+@final
 class _StridedLayout:
     def __init__(self, shape: tuple[int, ...], strides: tuple[int, ...] | None, itemsize: int,
                  divide_strides: bool = False) -> None: ...

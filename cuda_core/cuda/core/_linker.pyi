@@ -2,6 +2,9 @@
 from dataclasses import dataclass
 from typing import Union
 
+import cuda.bindings.driver
+import cuda.bindings.nvjitlink
+
 from cuda.core._module import ObjectCode
 from cuda.core.typing import CompilerBackendType, ObjectCodeFormatType
 
@@ -9,6 +12,9 @@ __all__ = ['Linker', 'LinkerOptions']
 
 LinkerHandleT = Union['cuda.bindings.nvjitlink.nvJitLinkHandle', 'cuda.bindings.driver.CUlinkState']
 _driver = None
+
+
+def _loaded_nvjitlink_version() -> tuple[int, int]: ...
 _inited: bool
 _use_nvjitlink_backend: bool | None
 _nvjitlink_input_types: dict[str, int] | None

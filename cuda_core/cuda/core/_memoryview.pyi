@@ -1,5 +1,4 @@
 """Type stubs for cuda.core._memoryview (StridedMemoryView)."""
-import functools
 from typing import Any, Callable
 
 import numpy
@@ -8,9 +7,11 @@ from cuda.core._layout import _StridedLayout
 from cuda.core._memory import Buffer
 from cuda.core._stream import Stream
 
-__all__: list[str]
+__all__ = ["StridedMemoryView", "args_viewable_as_strided_memory"]
 
 class StridedMemoryView:
+    __dlpack_c_exchange_api__: object
+    __c_dlpack_exchange_api__: object
     ptr: int
     device_id: int
     is_device_accessible: bool
@@ -61,9 +62,7 @@ class _StridedMemoryViewProxy:
     def __init__(self, obj: object) -> None: ...
     def view(self, stream_ptr: int | None = None) -> StridedMemoryView: ...
 
-@functools.lru_cache
 def _typestr2dtype(typestr: str) -> numpy.dtype: ...
-@functools.lru_cache
 def _typestr2itemsize(typestr: str) -> int: ...
 def view_as_cai(obj: object, stream_ptr: int | None, view: StridedMemoryView | None = None) -> StridedMemoryView: ...
 def view_as_array_interface(obj: object, view: StridedMemoryView | None = None) -> StridedMemoryView: ...

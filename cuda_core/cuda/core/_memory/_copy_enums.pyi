@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from cuda.core._device import Device
 from cuda.core._host import Host
@@ -21,6 +22,7 @@ class MemcpyOverlapMode(str, enum.Enum):
     PREFER_OVERLAP_WITH_COMPUTE = "prefer_overlap_with_compute"
 
 
+@dataclass(frozen=True)
 class CopyOptions:
     src_access_order: MemcpySrcAccessOrder | str
     src_location_hint: Device | Host | None
@@ -29,6 +31,7 @@ class CopyOptions:
     def __init__(self, src_access_order: MemcpySrcAccessOrder | str = "stream",
                  src_location_hint: Device | Host | None = None, dst_location_hint: Device | Host | None = None,
                  overlap_mode: MemcpyOverlapMode | str = "default") -> None: ...
+    def __post_init__(self) -> None: ...
     def _to_driver_enum(self) -> int: ...
     def _to_driver_flags(self) -> int: ...
 

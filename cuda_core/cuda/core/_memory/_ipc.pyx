@@ -472,8 +472,8 @@ cdef Buffer Buffer_from_ipc_descriptor(object mr, object ipc_descriptor, object 
     pool = pool_mr._pool
     sh = s._h
     # Entered holding the GIL: a live hit is returned without releasing it; any
-    # other import releases it inside, before the cache lock (and the legacy-order
-    # test switch really deadlocks, as upstream 1.2.0 did).
+    # other import releases it inside, before the cache lock (the GIL stays the
+    # outermost lock: DESIGN.md, lock order).
     h = deviceptr_import_ipc(pool, data, sh)
     if not h:
         raise_last_error()

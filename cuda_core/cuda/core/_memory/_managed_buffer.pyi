@@ -6,7 +6,7 @@ from collections.abc import Iterable, Iterator, MutableSet
 from cuda.core._device import Device
 from cuda.core._host import Host
 from cuda.core._memory._buffer import Buffer, MemoryResource
-from cuda.core._stream import Stream
+from cuda.core._stream import Stream, StreamLike
 
 __all__ = ["ManagedBuffer"]
 
@@ -28,7 +28,7 @@ class AccessedBySetProxy(MutableSet[Device | Host]):
 class ManagedBuffer(Buffer):
     @classmethod
     def from_handle(cls, ptr: int, size: int, mr: MemoryResource | None = None, owner: object | None = None, *,
-                    stream: Stream | None = None) -> Buffer: ...
+                    stream: StreamLike | None = None) -> Buffer: ...
     @property
     def read_mostly(self) -> bool: ...
     @read_mostly.setter

@@ -1,12 +1,15 @@
 """Type stubs for cuda.core._memory._managed_location."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from cuda.core._device import Device
 from cuda.core._host import Host
 
 LOCATION_KINDS: tuple[str, ...]
 
 
+@dataclass(frozen=True)
 class _LocSpec:
     kind: str
     id: int

@@ -14,7 +14,52 @@ from cuda.core.system._system import (
 from cuda.core.system._system_events import *
 from cuda.core.system.exceptions import *
 
-__all__: list[str]
+__all__ = [
+    "CUDA_BINDINGS_NVML_IS_COMPATIBLE",
+    "get_driver_branch",
+    "get_kernel_mode_driver_version",
+    "get_num_devices",
+    "get_nvml_version",
+    "get_process_name",
+    "get_user_mode_driver_version",
+    "Device",
+    "get_p2p_status",
+    "get_topology_common_ancestor",
+    "NvlinkInfo",
+    "register_events",
+    "AlreadyInitializedError",
+    "ArgumentVersionMismatchError",
+    "CorruptedInforomError",
+    "DeprecatedError",
+    "DriverNotLoadedError",
+    "FreqNotSupportedError",
+    "FunctionNotFoundError",
+    "GpuIsLostError",
+    "GpuNotFoundError",
+    "InUseError",
+    "InsufficientPowerError",
+    "InsufficientResourcesError",
+    "InsufficientSizeError",
+    "InvalidArgumentError",
+    "InvalidStateError",
+    "IrqIssueError",
+    "LibRmVersionMismatchError",
+    "LibraryNotFoundError",
+    "MemoryError",
+    "NoDataError",
+    "NoPermissionError",
+    "NotFoundError",
+    "NotReadyError",
+    "NotSupportedError",
+    "NvmlError",
+    "OperatingSystemError",
+    "ResetRequiredError",
+    "ResetTypeNotSupportedError",
+    "TimeoutError",
+    "UninitializedError",
+    "UnknownError",
+    "VgpuEccNotSupportedError",
+]
 num_devices: int
 devices: tuple
 driver_version: tuple[int, int]

@@ -1,7 +1,27 @@
 # Type stubs for cuda.core.system.typing.
 import enum
 
-__all__: list[str]
+__all__ = [
+    "AddressingMode",
+    "AffinityScope",
+    "ClockId",
+    "ClockType",
+    "ClocksEventReasons",
+    "CoolerControl",
+    "CoolerTarget",
+    "EventType",
+    "FanControlPolicy",
+    "GpuP2PCapsIndex",
+    "GpuP2PStatus",
+    "GpuTopologyLevel",
+    "InforomObject",
+    "SystemEventType",
+    "TemperatureThresholds",
+    "ThermalController",
+    "ThermalTarget",
+    "DeviceArch",
+    "FieldId",
+]
 
 class AddressingMode(str, enum.Enum):
     HMM = 'hmm'
@@ -144,15 +164,15 @@ class ThermalTarget(str, enum.Enum):
     ALL = 'all'
 
 class DeviceArch(enum.IntEnum):
-    KEPLER: int
-    MAXWELL: int
-    PASCAL: int
-    VOLTA: int
-    TURING: int
-    AMPERE: int
-    ADA: int
-    HOPPER: int
-    BLACKWELL: int
-    UNKNOWN: int
+    KEPLER = ...
+    MAXWELL = ...
+    PASCAL = ...
+    VOLTA = ...
+    TURING = ...
+    AMPERE = ...
+    ADA = ...
+    HOPPER = ...
+    BLACKWELL = ...
+    UNKNOWN = ...
 
 from cuda.bindings.nvml import FieldId as FieldId

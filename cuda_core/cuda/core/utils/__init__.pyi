@@ -13,4 +13,18 @@ from cuda.core.utils._program_cache import InMemoryProgramCache as InMemoryProgr
 from cuda.core.utils._program_cache import ProgramCacheResource as ProgramCacheResource
 from cuda.core.utils._program_cache import make_program_cache_key as make_program_cache_key
 
-__all__: list[str]
+__all__ = [
+    "CopyOptions",
+    "FileStreamProgramCache",
+    "InMemoryProgramCache",
+    "MemcpyOverlapMode",
+    "MemcpySrcAccessOrder",
+    "ProgramCacheResource",
+    "StridedMemoryView",
+    "args_viewable_as_strided_memory",
+    "copy_batch",
+    "discard_batch",
+    "discard_prefetch_batch",
+    "make_program_cache_key",
+    "prefetch_batch",
+]
