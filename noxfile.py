@@ -775,7 +775,7 @@ def build_and_install_ours_on_gpu(session, timeout: int, log: Path) -> tuple[str
     if gpu_install_args():  # the GPU image has everything else; pytest-timeout when it was carried
         extra = ["pytest-timeout"] if list((ROOT / ".whl").glob("pytest_timeout-*.whl")) else []
     else:  # a trial on a machine with network: what the GPU image has preinstalled
-        extra = [*TEST_DEPS, "Cython>=3.0", "setuptools>=64", "wheel"]
+        extra = [*TEST_DEPS, "Cython>=3.0", "setuptools>=64", "wheel", BINDINGS_SPEC]
         session.install(*extra)
     wheel_dir = BUILD / "gpu" / "wheel"
     shutil.rmtree(wheel_dir, ignore_errors=True)

@@ -19,7 +19,7 @@ from libcpp.vector cimport vector
 
 from cuda.core._resource_handles cimport (
     bindings_handle,
-    NvrtcProgramHandle, create_nvrtc_program_handle, nvrtc_compile, nvrtc_get_code, nvrtc_require,
+    NvrtcProgramHandle, NvrtcTarget, create_nvrtc_program_handle, nvrtc_compile, nvrtc_get_code, nvrtc_require,
     raise_nvrtc_error, take_last_nvrtc_error,
     NvvmProgramHandle, create_nvvm_program_handle, nvvm_add_module, nvvm_compile, nvvm_require, raise_nvvm_error,
     take_last_nvvm_error,
@@ -722,7 +722,7 @@ cdef class Program:
                 logs.write(text)
             raise_nvrtc_error(r, f"compiling {name!r} to {tt}", text)
             with nogil:
-                r = nvrtc_get_code(h, target, &code)
+                r = nvrtc_get_code(h, <NvrtcTarget>target, &code)
             raise_nvrtc_error(r, f"reading the {tt} of {name!r}")
         data = <bytes>code
         if tt == "ptx":

@@ -3,7 +3,9 @@
 # links cpp/. Other modules cimport these; their calls go through
 # _resource_handles' exported C API (function pointers), so the IPC import
 # cache, its mutex and the thread-local error state exist once per process.
-# The C++ functions themselves are declared only in _resource_handles.pyx.
+# The C++ functions are declared once, in _resource_handles.pyx, whose cdef
+# extern declarations satisfy the declarations here (setup.py checks each
+# signature against the C++ header at compile time: write_export_check).
 from libc.stdint cimport uint64_t, uintptr_t
 from libcpp cimport bool as cbool
 from libcpp.memory cimport shared_ptr
@@ -178,83 +180,6 @@ cdef extern from "cuda.h" nogil:
         unsigned int flags
 
 
-cdef extern from "driver.hpp" namespace "cuda_core" nogil:
-    cppclass DriverTable:
-        CUresult (*cuDriverGetVersion_)(int*)
-        CUresult (*cuDeviceGetCount_)(int*)
-        CUresult (*cuDeviceGet_)(CUdevice*, int)
-        CUresult (*cuDeviceGetName_)(char*, int, CUdevice)
-        CUresult (*cuDeviceGetUuid_)(CUuuid*, CUdevice)
-        CUresult (*cuDeviceGetAttribute_)(int*, CUdevice_attribute, CUdevice)
-        CUresult (*cuDeviceGetPCIBusId_)(char*, int, CUdevice)
-        CUresult (*cuDeviceTotalMem_)(size_t*, CUdevice)
-        CUresult (*cuDeviceCanAccessPeer_)(int*, CUdevice, CUdevice)
-        CUresult (*cuCtxGetCurrent_)(CUcontext*)
-        CUresult (*cuCtxSetCurrent_)(CUcontext)
-        CUresult (*cuCtxGetDevice_)(CUdevice*)
-        CUresult (*cuCtxSynchronize_)()
-        CUresult (*cuCtxGetStreamPriorityRange_)(int*, int*)
-        CUresult (*cuStreamSynchronize_)(CUstream)
-        CUresult (*cuStreamQuery_)(CUstream)
-        CUresult (*cuStreamWaitEvent_)(CUstream, CUevent, unsigned int)
-        CUresult (*cuStreamGetPriority_)(CUstream, int*)
-        CUresult (*cuStreamGetFlags_)(CUstream, unsigned int*)
-        CUresult (*cuStreamGetCtx_)(CUstream, CUcontext*)
-        CUresult (*cuEventRecord_)(CUevent, CUstream)
-        CUresult (*cuEventSynchronize_)(CUevent)
-        CUresult (*cuEventQuery_)(CUevent)
-        CUresult (*cuEventElapsedTime_)(float*, CUevent, CUevent)
-        CUresult (*cuIpcGetEventHandle_)(CUipcEventHandle*, CUevent)
-        CUresult (*cuMemPoolSetAttribute_)(CUmemoryPool, CUmemPool_attribute, void*)
-        CUresult (*cuMemPoolGetAttribute_)(CUmemoryPool, CUmemPool_attribute, void*)
-        CUresult (*cuMemPoolSetAccess_)(CUmemoryPool, const CUmemAccessDesc*, size_t)
-        CUresult (*cuMemPoolGetAccess_)(CUmemAccess_flags*, CUmemoryPool, CUmemLocation*)
-        CUresult (*cuMemFreeAsync_)(CUdeviceptr, CUstream)
-        CUresult (*cuMemcpyAsync_)(CUdeviceptr, CUdeviceptr, size_t, CUstream)
-        CUresult (*cuMemsetD8Async_)(CUdeviceptr, unsigned char, size_t, CUstream)
-        CUresult (*cuMemsetD16Async_)(CUdeviceptr, unsigned short, size_t, CUstream)
-        CUresult (*cuMemsetD32Async_)(CUdeviceptr, unsigned int, size_t, CUstream)
-        CUresult (*cuMemGetAddressRange_)(CUdeviceptr*, size_t*, CUdeviceptr)
-        CUresult (*cuPointerGetAttribute_)(void*, CUpointer_attribute, CUdeviceptr)
-        CUresult (*cuCheckpointProcessGetState_)(int, CUprocessState*)
-        CUresult (*cuCheckpointProcessGetRestoreThreadId_)(int, int*)
-        CUresult (*cuCheckpointProcessLock_)(int, CUcheckpointLockArgs*)
-        CUresult (*cuCheckpointProcessCheckpoint_)(int, CUcheckpointCheckpointArgs*)
-        CUresult (*cuCheckpointProcessRestore_)(int, CUcheckpointRestoreArgs*)
-        CUresult (*cuCheckpointProcessUnlock_)(int, CUcheckpointUnlockArgs*)
-        # optional entry points (CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS): CUDA_ERROR_NOT_SUPPORTED when absent
-        CUresult (*cuMemAdvise_)(CUdeviceptr, size_t, CUmem_advise, CUmemLocation)
-        CUresult (*cuMemPrefetchAsync_)(CUdeviceptr, size_t, CUmemLocation, unsigned int, CUstream)
-        CUresult (*cuMemRangeGetAttribute_)(void*, size_t, CUmem_range_attribute, CUdeviceptr, size_t)
-        CUresult (*cuMemPrefetchBatchAsync_)(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*, size_t,
-                                             unsigned long long, CUstream)
-        CUresult (*cuMemDiscardBatchAsync_)(CUdeviceptr*, size_t*, size_t, unsigned long long, CUstream)
-        CUresult (*cuMemDiscardAndPrefetchBatchAsync_)(CUdeviceptr*, size_t*, size_t, CUmemLocation*, size_t*,
-                                                       size_t, unsigned long long, CUstream)
-        CUresult (*cuMemcpyBatchAsync_)(CUdeviceptr*, CUdeviceptr*, size_t*, size_t, CUmemcpyAttributes*, size_t*,
-                                        size_t, CUstream)
-        CUresult (*cuStreamIsCapturing_)(CUstream, CUstreamCaptureStatus*)
-        CUresult (*cuTensorMapEncodeTiled_)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                            const cuuint64_t*, const cuuint32_t*, const cuuint32_t*,
-                                            CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion,
-                                            CUtensorMapFloatOOBfill)
-        CUresult (*cuTensorMapEncodeIm2col_)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                             const cuuint64_t*, const int*, const int*, cuuint32_t, cuuint32_t,
-                                             const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                             CUtensorMapL2promotion, CUtensorMapFloatOOBfill)
-        CUresult (*cuTensorMapEncodeIm2colWide_)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
-                                                 const cuuint64_t*, const cuuint64_t*, int, int, cuuint32_t,
-                                                 cuuint32_t, const cuuint32_t*, CUtensorMapInterleave,
-                                                 CUtensorMapIm2ColWideMode, CUtensorMapSwizzle,
-                                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill)
-        CUresult (*cuTensorMapReplaceAddress_)(CUtensorMap*, void*)
-        CUresult (*cuGraphicsUnregisterResource_)(CUgraphicsResource)
-        CUresult (*cuGraphicsMapResources_)(unsigned int, CUgraphicsResource*, CUstream)
-        CUresult (*cuGraphicsUnmapResources_)(unsigned int, CUgraphicsResource*, CUstream)
-        CUresult (*cuGraphicsResourceGetMappedPointer_)(CUdeviceptr*, size_t*, CUgraphicsResource)
-
-
-
 cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass ContextBox:
         CUcontext context
@@ -320,11 +245,6 @@ cdef inline int check(CUresult code) except -1:
     if code != CUDA_SUCCESS:
         raise_driver_error(code)
     return 0
-
-
-# ---------------------------------------------------------------- driver
-# The loaded driver's function table (requires require_driver() earlier).
-cdef const DriverTable* driver() noexcept nogil
 
 
 # ---------------------------------------------------------------- handles (cpp/resource_handles.hpp)
@@ -417,6 +337,8 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass NvrtcProgramBox:
         void* program
     ctypedef shared_ptr[const NvrtcProgramBox] NvrtcProgramHandle
+    # What nvrtc_get_code reads: 0 PTX, 1 cubin, 2 LTO-IR (an enum class of int).
+    ctypedef int NvrtcTarget "cuda_core::NvrtcTarget"
 
 # Loads NVRTC from the first usable of `candidates` (first call per process
 # wins); raises NVRTCError naming every file tried when none is usable.
@@ -429,8 +351,7 @@ cdef int take_last_nvrtc_error() noexcept nogil
 cdef int nvrtc_compile(const NvrtcProgramHandle& program, const vector[string]& options,
                        const vector[string]& name_expressions, string* log,
                        vector[string]* lowered) noexcept nogil
-# target: 0 PTX, 1 cubin, 2 LTO-IR
-cdef int nvrtc_get_code(const NvrtcProgramHandle& program, int target, string* out) noexcept nogil
+cdef int nvrtc_get_code(const NvrtcProgramHandle& program, NvrtcTarget target, string* out) noexcept nogil
 
 
 # ---------------------------------------------------------------- libNVVM (cpp/nvvm.hpp)
@@ -448,7 +369,7 @@ cdef int raise_nvvm_error(int result, str what, str log=*) except -1
 cdef NvvmProgramHandle create_nvvm_program_handle() noexcept nogil
 cdef int take_last_nvvm_error() noexcept nogil
 cdef int nvvm_add_module(const NvvmProgramHandle& program, const string& module, const string& name,
-                         bint lazy) noexcept nogil
+                         cbool lazy) noexcept nogil
 cdef int nvvm_compile(const NvvmProgramHandle& program, const vector[string]& options, string* log,
                       string* out) noexcept nogil
 
@@ -610,7 +531,7 @@ cdef MipmappedArrayHandle create_mipmapped_array_handle(const ContextHandle& con
                                                         const CUDA_ARRAY3D_DESCRIPTOR& desc,
                                                         unsigned int levels) noexcept nogil
 cdef OpaqueArrayHandle mipmapped_array_level(const MipmappedArrayHandle& mipmap, unsigned int level) noexcept nogil
-cdef TexObjectHandle create_tex_object_handle(const ContextHandle& context, const CUDA_RESOURCE_DESC& resource,
+cdef TexObjectHandle create_tex_object_handle(const ContextHandle& context, CUDA_RESOURCE_DESC resource,
                                               const CUDA_TEXTURE_DESC& texture,
                                               const TextureBacking& backing) noexcept nogil
 cdef SurfObjectHandle create_surf_object_handle(const ContextHandle& context,
@@ -778,84 +699,14 @@ cdef extern from "cuda.h" nogil:
         size_t bytesize
         CUdeviceptr dptr
 
-cdef extern from "driver.hpp" namespace "cuda_core" nogil:
-    cppclass GraphDriverTable "cuda_core::DriverTable":
-        CUresult (*cuStreamBeginCapture_)(CUstream, CUstreamCaptureMode)
-        CUresult (*cuStreamEndCapture_)(CUstream, CUgraph*)
-        CUresult (*cuStreamIsCapturing_)(CUstream, CUstreamCaptureStatus*)
-        CUresult (*cuStreamGetCaptureInfo_)(CUstream, CUstreamCaptureStatus*, cuuint64_t*, CUgraph*,
-                                            const CUgraphNode**, const CUgraphEdgeData**, size_t*)
-        CUresult (*cuStreamUpdateCaptureDependencies_)(CUstream, CUgraphNode*, const CUgraphEdgeData*, size_t,
-                                                       unsigned int)
-        CUresult (*cuGraphAddChildGraphNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUgraph)
-        CUresult (*cuGraphDebugDotPrint_)(CUgraph, const char*, unsigned int)
-        CUresult (*cuGraphUpload_)(CUgraphExec, CUstream)
-        CUresult (*cuGraphLaunch_)(CUgraphExec, CUstream)
-        CUresult (*cuLaunchHostFunc_)(CUstream, CUhostFn, void*)
-        CUresult (*cuMemAllocAsync_)(CUdeviceptr*, size_t, CUstream)
-        CUresult (*cuDeviceGetGraphMemAttribute_)(CUdevice, CUgraphMem_attribute, void*)
-        CUresult (*cuDeviceSetGraphMemAttribute_)(CUdevice, CUgraphMem_attribute, void*)
-        CUresult (*cuDeviceGraphMemTrim_)(CUdevice)
-        CUresult (*cuGraphGetNodes_)(CUgraph, CUgraphNode*, size_t*)
-        CUresult (*cuGraphGetEdges_)(CUgraph, CUgraphNode*, CUgraphNode*, CUgraphEdgeData*, size_t*)
-        CUresult (*cuGraphNodeGetType_)(CUgraphNode, CUgraphNodeType*)
-        CUresult (*cuGraphAddEmptyNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t)
-        # explicit node construction (optional slots: CUDA_ERROR_NOT_SUPPORTED when absent)
-        CUresult (*cuGraphAddEventRecordNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUevent)
-        CUresult (*cuGraphAddEventWaitNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUevent)
-        CUresult (*cuGraphAddMemFreeNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, CUdeviceptr)
-        CUresult (*cuGraphMemFreeNodeGetParams_)(CUgraphNode, CUdeviceptr*)
-        CUresult (*cuGraphAddMemAllocNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
-                                            CUDA_MEM_ALLOC_NODE_PARAMS*)
-        CUresult (*cuGraphMemAllocNodeGetParams_)(CUgraphNode, CUDA_MEM_ALLOC_NODE_PARAMS*)
-        # nodes with parameters, executable-graph setters and update (optional slots)
-        CUresult (*cuGraphAddKernelNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
-                                          const CUDA_KERNEL_NODE_PARAMS*)
-        CUresult (*cuGraphKernelNodeGetParams_)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS*)
-        CUresult (*cuGraphKernelNodeSetParams_)(CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*)
-        CUresult (*cuGraphAddMemsetNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
-                                          const CUDA_MEMSET_NODE_PARAMS*, CUcontext)
-        CUresult (*cuGraphMemsetNodeGetParams_)(CUgraphNode, CUDA_MEMSET_NODE_PARAMS*)
-        CUresult (*cuGraphMemsetNodeSetParams_)(CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*)
-        CUresult (*cuGraphAddMemcpyNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t, const CUDA_MEMCPY3D*,
-                                          CUcontext)
-        CUresult (*cuGraphMemcpyNodeGetParams_)(CUgraphNode, CUDA_MEMCPY3D*)
-        CUresult (*cuGraphMemcpyNodeSetParams_)(CUgraphNode, const CUDA_MEMCPY3D*)
-        CUresult (*cuGraphAddHostNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, size_t,
-                                        const CUDA_HOST_NODE_PARAMS*)
-        CUresult (*cuGraphHostNodeGetParams_)(CUgraphNode, CUDA_HOST_NODE_PARAMS*)
-        CUresult (*cuGraphHostNodeSetParams_)(CUgraphNode, const CUDA_HOST_NODE_PARAMS*)
-        CUresult (*cuGraphEventRecordNodeGetEvent_)(CUgraphNode, CUevent*)
-        CUresult (*cuGraphEventRecordNodeSetEvent_)(CUgraphNode, CUevent)
-        CUresult (*cuGraphEventWaitNodeGetEvent_)(CUgraphNode, CUevent*)
-        CUresult (*cuGraphEventWaitNodeSetEvent_)(CUgraphNode, CUevent)
-        CUresult (*cuGraphChildGraphNodeGetGraph_)(CUgraphNode, CUgraph*)
-        CUresult (*cuGraphExecKernelNodeSetParams_)(CUgraphExec, CUgraphNode, const CUDA_KERNEL_NODE_PARAMS*)
-        CUresult (*cuGraphExecMemsetNodeSetParams_)(CUgraphExec, CUgraphNode, const CUDA_MEMSET_NODE_PARAMS*,
-                                                    CUcontext)
-        CUresult (*cuGraphExecMemcpyNodeSetParams_)(CUgraphExec, CUgraphNode, const CUDA_MEMCPY3D*, CUcontext)
-        CUresult (*cuGraphExecHostNodeSetParams_)(CUgraphExec, CUgraphNode, const CUDA_HOST_NODE_PARAMS*)
-        CUresult (*cuGraphExecChildGraphNodeSetParams_)(CUgraphExec, CUgraphNode, CUgraph)
-        CUresult (*cuGraphExecEventRecordNodeSetEvent_)(CUgraphExec, CUgraphNode, CUevent)
-        CUresult (*cuGraphExecEventWaitNodeSetEvent_)(CUgraphExec, CUgraphNode, CUevent)
-        CUresult (*cuGraphNodeSetEnabled_)(CUgraphExec, CUgraphNode, unsigned int)
-        CUresult (*cuGraphNodeGetEnabled_)(CUgraphExec, CUgraphNode, unsigned int*)
-        CUresult (*cuGraphExecUpdate_)(CUgraphExec, CUgraph, CUgraphExecUpdateResultInfo*)
-        # graph structure: node removal, edges, conditional nodes (optional slots)
-        CUresult (*cuGraphDestroyNode_)(CUgraphNode)
-        CUresult (*cuGraphAddDependencies_)(CUgraph, const CUgraphNode*, const CUgraphNode*, const CUgraphEdgeData*,
-                                           size_t)
-        CUresult (*cuGraphRemoveDependencies_)(CUgraph, const CUgraphNode*, const CUgraphNode*,
-                                              const CUgraphEdgeData*, size_t)
-        CUresult (*cuGraphNodeGetDependencies_)(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*)
-        CUresult (*cuGraphNodeGetDependentNodes_)(CUgraphNode, CUgraphNode*, CUgraphEdgeData*, size_t*)
-        CUresult (*cuGraphConditionalHandleCreate_)(CUgraphConditionalHandle*, CUgraph, CUcontext, unsigned int,
-                                                   unsigned int)
-        CUresult (*cuGraphAddNode_)(CUgraphNode*, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t,
-                                   CUgraphNodeParams*)
-        CUresult (*cuStreamBeginCaptureToGraph_)(CUstream, CUgraph, const CUgraphNode*, const CUgraphEdgeData*, size_t,
-                                                CUstreamCaptureMode)
-        CUresult (*cuGraphNodeSetParams_)(CUgraphNode, CUgraphNodeParams*)
+# ---------------------------------------------------------------- driver
+# The Cython view of cuda_core::DriverTable: generated at build time from
+# cpp/driver.hpp's entry-point lists (setup.py, write_driver_table_pxi, into
+# build/generated/), so a wrong signature is a compile error.
+include "_driver_table.pxi"
+
+# The loaded driver's function table (requires require_driver() earlier).
+cdef const DriverTable* driver() noexcept nogil
 
 cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass GraphBox:
@@ -868,8 +719,8 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     ctypedef shared_ptr[const GraphBox] GraphHandle
     ctypedef shared_ptr[const GraphExecBox] GraphExecHandle
 
-# The same process table as driver(), typed with the graph entry points.
-cdef const GraphDriverTable* graph_driver() noexcept nogil
+# The same process table as driver() (the graph modules' spelling).
+cdef const DriverTable* graph_driver() noexcept nogil
 cdef GraphHandle create_graph_handle(const ContextHandle& context) noexcept nogil
 cdef GraphHandle graph_end_capture(const StreamHandle& stream, const ContextHandle& context) noexcept nogil
 cdef GraphHandle borrow_graph_handle(CUgraph graph, const ContextHandle& context) noexcept nogil
@@ -913,8 +764,8 @@ cdef int nvjitlink_add_data(const NvJitLinkHandle& h, int input_type, const stri
                             const string& name) noexcept nogil
 cdef int nvjitlink_add_file(const NvJitLinkHandle& h, int input_type, const string& path) noexcept nogil
 cdef int nvjitlink_complete(const NvJitLinkHandle& h) noexcept nogil
-cdef int nvjitlink_get_linked(const NvJitLinkHandle& h, bint ptx, string* out) noexcept nogil
-cdef int nvjitlink_get_log(const NvJitLinkHandle& h, bint error, string* out) noexcept nogil
+cdef int nvjitlink_get_linked(const NvJitLinkHandle& h, cbool ptx, string* out) noexcept nogil
+cdef int nvjitlink_get_log(const NvJitLinkHandle& h, cbool error, string* out) noexcept nogil
 # The driver linker: JIT options as (key, integer value) pairs plus log buffers of `log_size` bytes.
 cdef CuLinkHandle create_culink_handle(const vector[int]& keys, const vector[long long]& values,
                                        size_t log_size) noexcept nogil
