@@ -57,7 +57,37 @@ def test_an_imported_event_has_no_device_or_context(device, stream, blocking_syn
 def test_what_an_imported_event_hands_out_pickles(device, stream):
     e = stream.record(options={"ipc_enabled": True})
     answers = run_child(kids.imported_event_objects_pickle, e)
-    assert answers == {"device": "ok", "context": "ok", "ipc_descriptor": "ok", "handle": "ok"}
+    handle = answers.pop("handle")
+    assert answers == {"device": "ok", "context": "ok", "ipc_descriptor": "ok"}
+    # The handle is an int without cuda-bindings; with it, cuda-bindings' CUevent, which refuses
+    # pickle itself (its TypeError, as under upstream): nothing this package can make pickle.
+    if type(e.handle) is int:
+        assert handle == "ok"
+    else:
+        assert handle.startswith("TypeError: "), handle
+
+
+@pytest.mark.parametrize("kind", ["device", "pinned"])
+def test_what_an_imported_buffer_hands_out_pickles(device, stream, kind):
+    from cuda.core import (DeviceMemoryResource, DeviceMemoryResourceOptions, PinnedMemoryResource,
+                           PinnedMemoryResourceOptions)
+
+    if kind == "pinned":
+        require_pinned_ipc(device)
+        mr = PinnedMemoryResource(PinnedMemoryResourceOptions(ipc_enabled=True, max_size=1 << 21))
+    else:
+        mr = DeviceMemoryResource(device, DeviceMemoryResourceOptions(ipc_enabled=True, max_size=1 << 21))
+    buf = mr.allocate(4096, stream=stream)
+    stream.sync()
+    answers = run_child(kids.imported_buffer_objects_pickle, buf)
+    handle = answers.pop("handle")
+    assert answers == {"memory_resource": "ok", "ipc_descriptor": "ok", "owner": "ok", "device_id": "ok",
+                       "size": "ok", "is_mapped": "ok", "__cuda_array_interface__": "ok", "buffer itself": "ok",
+                       "resource comes back as itself": True}
+    assert handle == "ok" if type(buf.handle) is int else handle.startswith("TypeError: "), handle
+    buf.close(stream)
+    stream.sync()
+    mr.close()
 
 
 # ---------------------------------------------------------------- a pinned pool's handle

@@ -32,6 +32,22 @@ def imported_event_objects_pickle(event):
     return answers
 
 
+def imported_buffer_objects_pickle(buf):
+    """The Buffer arrived as a Process argument (mapped here through its pool): what each
+    of its properties pickles to, as imported_event_objects_pickle."""
+    answers = {}
+    for name in ("memory_resource", "ipc_descriptor", "handle", "owner", "device_id", "size", "is_mapped",
+                 "__cuda_array_interface__"):
+        try:
+            pickle.loads(pickle.dumps(getattr(buf, name)))
+            answers[name] = "ok"
+        except Exception as exc:  # noqa: BLE001
+            answers[name] = f"{type(exc).__name__}: {exc}"
+    answers["resource comes back as itself"] = pickle.loads(pickle.dumps(buf.memory_resource)) is buf.memory_resource
+    answers["buffer itself"] = "ok" if pickle.loads(pickle.dumps(buf)).size == buf.size else "size differs"
+    return answers
+
+
 def pinned_handle_through_device_class(alloc_handle, desc, nbytes):
     """A pinned pool's allocation handle opened with DeviceMemoryResource (as upstream's
     TestIPCSharedAllocationHandleAndBufferDescriptors does for either kind), then a
