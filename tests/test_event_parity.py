@@ -112,6 +112,31 @@ def test_a_pinned_handle_opens_through_device_memory_resource(device, stream):
     mr.close()
 
 
+@pytest.mark.parametrize("kind", ["pinned", "device"])
+def test_a_dropped_import_of_the_other_class_leaves_the_way_free(device, stream, kind):
+    """Upstream's TestIPCSharedAllocationHandleAndBufferObjects: the child maps the pool through
+    DeviceMemoryResource and drops it; a Buffer then re-opens the pool as the class that sent
+    it. Upstream's registry is weak, so the dropped resource is gone; ours holds mapped
+    resources until closed, and released only one nobody held (the TypeError for a held one:
+    test_upstream_style.py::test_allocation_handle_sent_with_its_resource_stays_open)."""
+    from helpers.api_helpers import spawn_ctx
+    from helpers.upstream_children import new_ipc_mr
+
+    if kind == "pinned":
+        require_pinned_ipc(device)
+    mr = new_ipc_mr(kind, max_size=1 << 21)
+    buf = mr.allocate(4096, stream=stream)
+    buf.fill(0x3C, stream=stream)
+    stream.sync()
+    inbox = spawn_ctx().Queue()
+    inbox.put(buf)
+    report = run_child(kids.map_with_device_class_drop_then_receive, mr.allocation_handle, inbox, 8)
+    assert report == {"resource class": type(mr).__name__, "mapped": True, "bytes": b"\x3c" * 8}
+    buf.close(stream)
+    stream.sync()
+    mr.close()
+
+
 # ---------------------------------------------------------------- the scenarios
 
 def test_the_event_scenario_runs_here():

@@ -1,6 +1,7 @@
 """Child-process bodies for test_event_parity.py (spawned children import this
 module by name): what an event or a pool opened from another process's
 descriptor or handle hands out."""
+import gc
 import pickle
 
 from helpers.api_helpers import host_bytes
@@ -70,3 +71,21 @@ def pinned_handle_through_device_class(alloc_handle, desc, nbytes):
     buf.close(s)
     s.sync()
     return report
+
+
+def map_with_device_class_drop_then_receive(alloc_handle, inbox, nbytes):
+    """Upstream's TestIPCSharedAllocationHandleAndBufferObjects child: map the pool with
+    DeviceMemoryResource.from_allocation_handle and drop the result, then take a Buffer off
+    the queue (multiprocessing's pickler: its resource re-opens the pool as its own class)."""
+    from cuda.core import Device, DeviceMemoryResource
+
+    DeviceMemoryResource.from_allocation_handle(Device(), alloc_handle)
+    gc.collect()
+    buf = inbox.get(timeout=60)
+    s = Device().create_stream()
+    report = {"resource class": type(buf.memory_resource).__name__, "mapped": buf.memory_resource.is_mapped,
+              "bytes": host_bytes(buf, s)[:nbytes]}
+    buf.close(s)
+    s.sync()
+    return report
+

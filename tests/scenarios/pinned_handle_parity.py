@@ -9,9 +9,11 @@ with DeviceMemoryResource.from_allocation_handle and maps buffer descriptors
 through it, whatever the pool's kind); "shared handle" is
 TestIPCSharedAllocationHandleAndBufferObjects (the child opens the handle with
 DeviceMemoryResource.from_allocation_handle, then receives Buffers through a
-queue, which re-open the pool as the class that sent it); "object passing" is
+queue, which re-open the pool as the class that sent it; "dropped handle" drops the
+DeviceMemoryResource first, as that test does, "shared handle" keeps it); "object passing" is
 TestObjectPassing (the resource arrives first, so the other class is refused).
 """
+import gc
 import json
 import multiprocessing as mp
 import pickle
@@ -88,6 +90,25 @@ def shared_handle_child(device, alloc_handle, inbox, outbox):
     outbox.put(answers)
 
 
+def dropped_handle_child(device, alloc_handle, inbox, outbox):
+    """TestIPCSharedAllocationHandleAndBufferObjects exactly: the resource mapped through
+    DeviceMemoryResource is dropped before the Buffers arrive."""
+    answers = {}
+    try:
+        device.set_current()
+        DeviceMemoryResource.from_allocation_handle(device, alloc_handle)
+        gc.collect()
+        buf = inbox.get(timeout=TIMEOUT_SEC)
+        answers["buffer: resource class"] = type(buf.memory_resource).__name__
+        answers["buffer: size"] = buf.size
+        answers["device class again"] = outcome(lambda: DeviceMemoryResource.from_allocation_handle(device,
+                                                                                                 alloc_handle))
+        buf.close()
+    except Exception as exc:  # noqa: BLE001
+        answers["child"] = f"{type(exc).__name__}: {exc}"
+    outbox.put(answers)
+
+
 def object_passing_child(alloc_handle, mr1, buffer_desc, buffer, outbox):
     answers = {}
     try:
@@ -147,6 +168,15 @@ def main(kinds):
         stream.sync()
         inbox.put(buf)
         answers.update(collect(child, outbox, f"{kind} shared handle"))
+        # ... with the child's resource dropped first, as that test does
+        inbox, outbox = ctx.Queue(), ctx.Queue()
+        child = ctx.Process(target=dropped_handle_child, args=(device, mr.allocation_handle, inbox, outbox))
+        child.start()
+        buf1 = mr.allocate(4096, stream=stream)
+        stream.sync()
+        inbox.put(buf1)
+        answers.update(collect(child, outbox, f"{kind} dropped handle"))
+        buf1.close(stream)
         # upstream's TestObjectPassing
         outbox = ctx.Queue()
         buf2 = mr.allocate(4096, stream=stream)
