@@ -29,7 +29,9 @@ def test_factory_only_classes(name):
 
     cls = getattr(cuda.core, name)
     exc = expect_raises("error table: factory-only class", RuntimeError, lambda: cls())
-    assert re.fullmatch(rf"{name} objects cannot be instantiated directly\. Please use .+ APIs\.", str(exc)), exc
+    # upstream's texts: "... Please use Event APIs.", "... Please use Stream APIs (record).", ...
+    assert re.fullmatch(rf"{name} objects cannot be instantiated directly\. Please use .+ APIs( \(\w+\))?\.",
+                        str(exc)), exc
 
 
 def test_closed_objects_raise_type_has_been_closed(device, ipc_mr, stream):
@@ -43,11 +45,10 @@ def test_closed_objects_raise_type_has_been_closed(device, ipc_mr, stream):
         obj.close()
         obj.close()  # idempotent
     cat = "error table: closed object"
-    expect_raises(cat, RuntimeError, lambda: s2.handle, "Stream has been closed")
     expect_raises(cat, RuntimeError, lambda: s2.sync(), "Stream has been closed")
     expect_raises(cat, RuntimeError, lambda: ev.sync(), "Event has been closed")
-    expect_raises(cat, RuntimeError, lambda: ev.handle, "Event has been closed")
-    assert buf.handle == 0   # upstream's: a closed Buffer's handle reads 0
+    # upstream's: a closed Stream's, Event's or Buffer's handle reads 0
+    assert int(s2.handle) == 0 and int(ev.handle) == 0 and buf.handle == 0
     expect_raises(cat, RuntimeError, lambda: buf.fill(1, stream=stream), "Buffer has been closed")
     expect_raises(cat, RuntimeError, lambda: mr.allocate(8, stream=stream), "DeviceMemoryResource has been closed")
     expect_raises(cat, RuntimeError, lambda: mr.attributes, "DeviceMemoryResource has been closed")

@@ -178,7 +178,8 @@ def _wrong_type_calls(device, stream, mr, buf):
     add("DeviceMemoryResourceOptions bad key", lambda: cc.DeviceMemoryResource(device, {"bogus": 1}))
     add("StreamOptions bad key", lambda: device.create_stream(options={"bogus": 1}))
     add("EventOptions bad key", lambda: device.create_event(options={"bogus": 1}))
-    add("IPC event with timing", lambda: device.create_event(cc.EventOptions(ipc_enabled=True, timing_enabled=True)))
+    add("IPC event with timing", lambda: stream.record(options=cc.EventOptions(ipc_enabled=True, timing_enabled=True)))
+    add("IPC event not from Stream.record", lambda: device.create_event(cc.EventOptions(ipc_enabled=True)))
     # upstream's errors: an int outside [0, 256) is an OverflowError; patterns are 1, 2 or 4 bytes
     for bad_value, exc in ((256, OverflowError), (-1, OverflowError), (b"abc", ValueError), (b"", ValueError),
                            (1.0, TypeError), (None, TypeError)):

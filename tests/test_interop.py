@@ -36,8 +36,9 @@ def test_cuda_stream_protocol(device, ipc_mr, stream):
     stream.sync()
     b.close(foreign)
     assert Stream.from_handle(stream.handle) == stream
-    expect_raises("interop: bad __cuda_stream__", TypeError,
-                  lambda: device.create_stream(type("X", (), {"__cuda_stream__": lambda self: 5})()))
+    expect_raises("interop: bad __cuda_stream__", RuntimeError,    # upstream 1.2.2's type and message
+                  lambda: device.create_stream(type("X", (), {"__cuda_stream__": lambda self: 5})()),
+                  "obj.__cuda_stream__ must return a sequence with 2 elements, got <class 'int'>")
 
 
 def test_cuda_array_interface(ipc_mr, stream):

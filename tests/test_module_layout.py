@@ -112,7 +112,7 @@ def test_pickles_name_upstreams_paths(device, ipc_mr, stream):
     assert ("cuda.core._memory._device_memory_resource", "DeviceMemoryResource.from_registry") in \
         _globals_in(pickle.dumps(ipc_mr))
     assert ("cuda.core._device", "Device") in _globals_in(pickle.dumps(device))
-    ev = device.create_event({"ipc_enabled": True})
+    ev = stream.record(options={"ipc_enabled": True})
     assert ("cuda.core._event", "Event") in _globals_in(pickle.dumps(ev))
     assert ("cuda.core._event", "IPCEventDescriptor._init") in _globals_in(pickle.dumps(ev))
     buf.close(stream)
@@ -193,7 +193,7 @@ def test_event_flags_and_descriptor_pickle_use_upstreams_names(device, stream):
     e = stream.record(options=EventOptions(timing_enabled=True, blocking_sync=True))
     assert e.is_timing_enabled and e.is_blocking_sync
     for blocking in (True, False):
-        ipc = device.create_event(EventOptions(ipc_enabled=True, blocking_sync=blocking))
+        ipc = stream.record(options=EventOptions(ipc_enabled=True, blocking_sync=blocking))
         assert not ipc.is_timing_enabled and ipc.is_blocking_sync == blocking
         func, args = ipc.ipc_descriptor.__reduce__()
         assert func.__name__ == "_init" and len(args[0]) == 64 and args[1] is blocking

@@ -138,7 +138,7 @@ def test_event_flags_equality_and_descriptor_hash(device, stream):
     plain = stream.record()
     assert not plain.is_timing_enabled and not plain.is_blocking_sync
     assert e == e and e != plain and hash(e) != hash(plain) and len({e, e, plain}) == 2
-    ipc = device.create_event(EventOptions(ipc_enabled=True, blocking_sync=True))
+    ipc = stream.record(options=EventOptions(ipc_enabled=True, blocking_sync=True))
     d = ipc.ipc_descriptor
     assert d.__reduce__()[1] == (d.__reduce__()[1][0], True)   # (reserved, is_blocking_sync), as upstream
     expect_raises("parity: event descriptor hash", TypeError, lambda: hash(d))

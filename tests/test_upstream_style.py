@@ -146,7 +146,7 @@ def test_serialization_round_trips(device, kind, mr):
     desc = buf.ipc_descriptor
     again = pickle.loads(pickle.dumps(desc))
     assert isinstance(again, IPCBufferDescriptor) and again == desc and again.size == 256
-    ev = device.create_event(EventOptions(ipc_enabled=True))
+    ev = s.record(options=EventOptions(ipc_enabled=True))
     edesc = pickle.loads(pickle.dumps(ev.ipc_descriptor))
     assert isinstance(edesc, IPCEventDescriptor) and edesc == ev.ipc_descriptor
     assert pickle.loads(pickle.dumps(device)) is Device(device.device_id)

@@ -54,7 +54,7 @@ def parent_main(budget):
     s = dev.create_stream()
 
     fds0 = fd_targets()
-    ev = dev.create_event(EventOptions(ipc_enabled=True))
+    ev = s.record(options=EventOptions(ipc_enabled=True))
     fds1 = fd_targets()
     report["fds_opened_by_first_ipc_event"] = sorted(set(fds1.values()) - set(fds0.values()))
     # The IPC descriptor of an event, asked for from a thread with no current context.

@@ -201,6 +201,11 @@ cdef class Context:
     def __hash__(self):
         return hash(("cuda.core.Context", <uintptr_t>(self._h.get().context if self._h else NULL)))
 
+    def __reduce__(self):
+        # A CUcontext means nothing in another process; without this, pickle's error would name a Cython internal.
+        raise TypeError("Context objects cannot be pickled: a CUDA context belongs to the process that made it "
+                        "(send the Device, which pickles, and use its context there)")
+
     def __repr__(self):
         if not self._h:
             return "<Context (closed)>"

@@ -23,7 +23,7 @@ import operator
 import threading
 
 from cuda.core._context import ContextOptions
-from cuda.core._utils.cuda_utils import ComputeCapability
+from cuda.core._utils.cuda_utils import ComputeCapability, check_or_create_options
 
 __all__ = ["Device"]
 
@@ -809,11 +809,7 @@ class Device:
         cdef ContextHandle h
         if options is None:
             raise ValueError("options with device resources must be provided to create a green context")
-        if isinstance(options, dict):
-            options = ContextOptions(**options)
-        elif not isinstance(options, ContextOptions):
-            raise TypeError("The Context options must be provided as an object of type ContextOptions or as a dict "
-                            f"with valid Context options. The provided object is '{options}'.")
+        options = check_or_create_options(ContextOptions, options, "Context options")
         if options.resources is None:
             raise ValueError("ContextOptions.resources must be provided to create a green context")
         resources = context_resources(options.resources)
@@ -879,9 +875,15 @@ class Device:
         TypeError
             If `obj` lacks ``__cuda_stream__`` or `options` is not a StreamOptions
             (or a dict of its fields).
+        ValueError
+            If both `obj` and `options` are given.
+        RuntimeError
+            If `obj.__cuda_stream__` does not return a ``(0, handle)`` pair.
         CUDAError
             If the driver refuses, e.g. for an out-of-range priority.
         """
+        if obj is not None and options is not None:
+            raise ValueError("obj and options cannot be both specified")
         if obj is not None:
             return Stream._from_foreign(obj)
         return Stream._create(self._id, options)
@@ -908,9 +910,9 @@ class Device:
         ------
         TypeError
             If `options` is not an EventOptions (or a dict of its fields), or asks
-            for IPC together with timing.
+            for IPC: an IPC-enabled event is made by :meth:`Stream.record` only.
         """
-        return Event._create(self._id, options)
+        return Event._create(self._id, options, True)
 
     # ---- texture family (cuda.core.texture; imported here: those modules import this one)
 

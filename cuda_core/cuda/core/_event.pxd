@@ -13,7 +13,7 @@ cdef class Event:
     cdef object __weakref__
 
     @staticmethod
-    cdef Event _create(int device_id, object options)
+    cdef Event _create(int device_id, object options, bint is_free)
     @staticmethod
-    cdef Event _create_in(const ContextHandle& ctx, object options)
+    cdef Event _create_in(const ContextHandle& ctx, object options, bint is_free)
     cdef CUevent _raw(self) except? NULL

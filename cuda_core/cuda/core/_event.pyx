@@ -1,6 +1,7 @@
 # cython: language_level=3
 # distutils: language = c++
 """Event, EventOptions, IPCEventDescriptor (upstream module path ``cuda.core._event``)."""
+import multiprocessing.reduction
 from dataclasses import dataclass
 
 from libc.stdint cimport uintptr_t
@@ -9,10 +10,18 @@ from libc.string cimport memcpy
 from cuda.core._context cimport Context, context_for_new_work
 from cuda.core._resource_handles cimport (
     bindings_handle,
-    CU_EVENT_BLOCKING_SYNC, CU_EVENT_DISABLE_TIMING, CU_EVENT_INTERPROCESS, CUDA_ERROR_NOT_READY,
+    CU_EVENT_BLOCKING_SYNC, CU_EVENT_DISABLE_TIMING, CU_EVENT_INTERPROCESS, CUDA_ERROR_NOT_READY, CUDA_SUCCESS,
     CUevent, CUipcEventHandle, CUresult, check, current_device_ordinal, driver, event_export_ipc,
     event_import_ipc, create_event_handle, not_instantiable, primary_context, raise_last_error,
 )
+
+from cuda.core._utils.cuda_utils import check_or_create_options
+
+
+cdef extern from "cuda.h":
+    enum:
+        CUDA_ERROR_INVALID_HANDLE   # cuEventElapsedTime: an event without timing, or not recorded
+
 
 __all__ = ["Event", "EventOptions"]
 
@@ -30,7 +39,9 @@ class EventOptions:
         :meth:`Event.sync` sleeps instead of spinning (default False).
     ipc_enabled : bool
         The event can be shared with other processes (default False); needs
-        ``timing_enabled=False``.
+        ``timing_enabled=False``. Only :meth:`Stream.record` makes an
+        IPC-enabled event (it is bound to the stream it was recorded on, and is
+        not recorded again); :meth:`Device.create_event` refuses the option.
     """
     timing_enabled: bool = False
     blocking_sync: bool = False
@@ -43,7 +54,7 @@ cdef class IPCEventDescriptor:
     (it pickles), and open it with :meth:`Event.from_ipc_descriptor`.
     """
     def __init__(self, *args, **kwargs):
-        raise RuntimeError(not_instantiable("IPCEventDescriptor", "Event.ipc_descriptor"))
+        raise RuntimeError(not_instantiable("IPCEventDescriptor", "Event"))
 
     @staticmethod
     def _init(reserved, is_blocking_sync=False):
@@ -78,33 +89,32 @@ cdef class Event:
     :meth:`Stream.record`. ``later - earlier`` gives the elapsed time in
     milliseconds between two recorded, timing-enabled events. Destroyed by
     :meth:`close` or when collected. An IPC-enabled event pickles as its
-    descriptor.
+    descriptor; the process that opens it sees ``device`` and ``context`` as
+    None (they are the exporter's).
     """
     def __init__(self, *args, **kwargs):
-        raise RuntimeError(not_instantiable("Event", "Stream.record or Device.create_event"))
+        raise RuntimeError("Event objects cannot be instantiated directly. Please use Stream APIs (record).")
 
     @staticmethod
-    cdef Event _create(int device_id, object options):
-        return Event._create_in(context_for_new_work(device_id), options)
+    cdef Event _create(int device_id, object options, bint is_free):
+        return Event._create_in(context_for_new_work(device_id), options, is_free)
 
-    # A new event in `ctx` (a device's primary context, or a green context).
+    # A new event in `ctx` (a device's primary context, or a green context). `is_free`: made by
+    # Device.create_event, not by Stream.record, so IPC is refused (upstream's rule and message).
     @staticmethod
-    cdef Event _create_in(const ContextHandle& ctx, object options):
+    cdef Event _create_in(const ContextHandle& ctx, object options, bint is_free):
         cdef Event e
         cdef unsigned int flags = 0
-        if options is None:
-            options = EventOptions()
-        elif isinstance(options, dict):
-            options = EventOptions(**options)
-        elif not isinstance(options, EventOptions):
-            raise TypeError(f"options must be an EventOptions, not {type(options).__name__}")
+        options = check_or_create_options(EventOptions, options, "Event options")
         if not options.timing_enabled:
             flags |= CU_EVENT_DISABLE_TIMING
         if options.blocking_sync:
             flags |= CU_EVENT_BLOCKING_SYNC
         if options.ipc_enabled:
+            if is_free:
+                raise TypeError("IPC-enabled events must be bound; use Stream.record for creation.")
             if options.timing_enabled:
-                raise TypeError("IPC-enabled events must have timing disabled")
+                raise TypeError("IPC-enabled events cannot use timing.")
             flags |= CU_EVENT_INTERPROCESS
         e = Event.__new__(Event)
         e._h = create_event_handle(ctx, flags)
@@ -118,7 +128,8 @@ cdef class Event:
         """Open an event another process exported (its :attr:`ipc_descriptor`).
 
         The event is opened in the primary context of the calling thread's
-        current device (device 0 if none is current).
+        current device (device 0 if none is current); its :attr:`device` and
+        :attr:`context` are None, as upstream's (they are the exporter's).
 
         Raises
         ------
@@ -130,8 +141,8 @@ cdef class Event:
         cdef Event e
         cdef CUipcEventHandle handle
         if not isinstance(ipc_descriptor, IPCEventDescriptor):
-            raise TypeError(f"Argument 'ipc_descriptor' has incorrect type (expected IPCEventDescriptor, "
-                            f"got {type(ipc_descriptor).__name__})")
+            raise TypeError(f"Argument 'ipc_descriptor' has incorrect type (expected "
+                            f"cuda.core._event.IPCEventDescriptor, got {type(ipc_descriptor).__name__})")
         memcpy(handle.reserved, <char*>(<IPCEventDescriptor>ipc_descriptor)._reserved, 64)
         cdef int ordinal = current_device_ordinal()
         if ordinal < 0:
@@ -140,7 +151,7 @@ cdef class Event:
         e._h = event_import_ipc(primary_context(ordinal), handle)
         if not e._h:
             raise_last_error()
-        e._device_id = ordinal
+        e._device_id = -1   # imported: no device or context of this process is the event's
         e._ipc_desc = ipc_descriptor
         return e
 
@@ -153,27 +164,35 @@ cdef class Event:
     def handle(self):
         """The raw ``CUevent``: a ``cuda.bindings.driver.CUevent`` when
         cuda-bindings is installed (as upstream's), else its address as an int;
-        ``int(event.handle)`` is the address either way.
-
-        Raises :class:`RuntimeError` if the event has been closed.
+        ``int(event.handle)`` is the address either way, 0 once closed.
         """
-        return bindings_handle("driver.CUevent", <uintptr_t>self._raw())
+        return bindings_handle("driver.CUevent", <uintptr_t>(self._h.get().event if self._h else NULL))
 
     @property
     def device(self):
-        """The :class:`~cuda.core.Device` the event was created on (for an imported
-        event, the device that was current when it was opened).
+        """The :class:`~cuda.core.Device` the event was created on; None for an
+        event opened from another process's descriptor.
+
+        Raises :class:`RuntimeError` if the event has been closed.
         """
         from cuda.core._device import Device   # _device cimports this module
 
         self._raw()
+        if self._device_id < 0:
+            return None
         return Device(self._device_id)
 
     @property
     def context(self):
         """The :class:`~cuda.core.Context` the event was created in (for an event
-        recorded by a green context's stream: that green context)."""
+        recorded by a green context's stream: that green context); None for an
+        event opened from another process's descriptor.
+
+        Raises :class:`RuntimeError` if the event has been closed.
+        """
         self._raw()
+        if self._device_id < 0:
+            return None
         if self._h.get().context:
             return Context._wrap(self._h.get().context)
         return self.device.context
@@ -280,15 +299,42 @@ cdef class Event:
         return not self._h
 
     def __sub__(self, other):
-        """Elapsed milliseconds from `other` to this event (both timing-enabled, recorded)."""
+        """Elapsed milliseconds from `other` to this event (both timing-enabled and recorded).
+
+        Raises
+        ------
+        TypeError
+            If `other` is not an Event.
+        RuntimeError
+            If either event has timing disabled, was not recorded, or has not
+            completed yet (upstream's messages), or has been closed.
+        """
         cdef float ms = 0
         if not isinstance(other, Event):
-            return NotImplemented
+            raise TypeError(f"Argument 'other' has incorrect type (expected cuda.core._event.Event, "
+                            f"got {type(other).__name__})")
         cdef CUresult r = driver().cuEventElapsedTime_(&ms, (<Event>other)._raw(), self._raw())
+        if r == CUDA_SUCCESS:
+            return ms
+        if r == CUDA_ERROR_INVALID_HANDLE:
+            if not self.is_timing_enabled or not (<Event>other).is_timing_enabled:
+                raise RuntimeError("Both Events must be created with timing enabled in order to subtract them; "
+                                   "use EventOptions(timing_enabled=True) when creating both events.")
+            raise RuntimeError("Both Events must be recorded before they can be subtracted; "
+                               "use Stream.record() to record both events to a stream.")
+        if r == CUDA_ERROR_NOT_READY:
+            raise RuntimeError("One or both events have not completed; use Event.sync(), Stream.sync(), or "
+                               "Device.sync() to wait for the events to complete before subtracting them.")
         check(r)
-        return ms
 
     def __reduce__(self):
+        # An IPC-enabled event pickles as its descriptor, with any pickler (upstream's only with
+        # multiprocessing's: _reduce_event below); another event has nothing another process could open.
+        if not self._h:
+            raise TypeError("a closed Event cannot be pickled")
+        if not self.is_ipc_enabled:
+            raise TypeError("only an IPC-enabled Event can be pickled (one made by "
+                            "Stream.record(options=EventOptions(ipc_enabled=True)))")
         return Event.from_ipc_descriptor, (self.ipc_descriptor,)
 
     def __eq__(self, other):
@@ -303,6 +349,13 @@ cdef class Event:
         return hash(("cuda.core.Event", <uintptr_t>(self._h.get().event if self._h else NULL)))
 
     def __repr__(self):
-        if not self._h:
-            return "<Event (closed)>"
-        return f"<Event handle={<uintptr_t>self._h.get().event:#x}>"
+        return f"<Event handle={<uintptr_t>(self._h.get().event if self._h else NULL):#x}>"
+
+
+def _reduce_event(event):
+    """multiprocessing's pickler (queues, Process arguments): as upstream's, the event's descriptor,
+    so a non-IPC event is refused with upstream's RuntimeError ("Event is not IPC-enabled")."""
+    return Event.from_ipc_descriptor, (event.ipc_descriptor,)
+
+
+multiprocessing.reduction.register(Event, _reduce_event)

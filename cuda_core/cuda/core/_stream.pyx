@@ -4,6 +4,7 @@
 import os
 import re
 import sys
+import warnings
 from dataclasses import dataclass
 
 from libc.stdint cimport uintptr_t
@@ -13,11 +14,12 @@ from cuda.core._event cimport Event
 from cuda.core._resource_handles cimport (
     bindings_handle,
     CU_STREAM_NON_BLOCKING, CUDA_ERROR_NOT_READY, ContextHandle, CUcontext, CUresult, CUstream, address_arg,
-    borrow_stream_handle, check, create_green_stream_handle, create_stream_handle, driver, not_instantiable,
+    borrow_stream_handle, check, create_green_stream_handle, create_stream_handle, driver,
     primary_context, raise_last_error, require_driver,
 )
 
 from cuda.core._event import EventOptions
+from cuda.core._utils.cuda_utils import check_or_create_options
 
 from typing import Protocol, runtime_checkable
 
@@ -67,7 +69,8 @@ cdef class Stream:
     """
 
     def __init__(self, *args, **kwargs):
-        raise RuntimeError(not_instantiable("Stream", "Device.create_stream or Stream.from_handle"))
+        raise RuntimeError("Stream objects cannot be instantiated directly. Please use Device APIs (create_stream) "
+                           "or other Stream APIs (from_handle).")
 
     @staticmethod
     cdef Stream _builtin_stream(size_t raw):
@@ -140,13 +143,7 @@ cdef class Stream:
         cdef int priority
         cdef int least = 0
         cdef int greatest = 0
-        if options is None:
-            options = StreamOptions()
-        elif isinstance(options, dict):
-            options = StreamOptions(**options)
-        elif not isinstance(options, StreamOptions):
-            raise TypeError("The Stream options must be provided as an object of type StreamOptions or as a dict "
-                            f"with valid Stream options. The provided object is '{options}'.")
+        options = check_or_create_options(StreamOptions, options, "Stream options")
         if green_api and not options.nonblocking:
             raise ValueError("Green context streams must be non-blocking. Use StreamOptions(nonblocking=True) "
                              "or omit the option (True is the default).")
@@ -220,9 +217,23 @@ cdef class Stream:
         proto = getattr(obj, "__cuda_stream__", None)
         if proto is None:
             raise TypeError(f"{type(obj)} object does not have a '__cuda_stream__' attribute")
-        info = proto() if callable(proto) else proto
-        if not isinstance(info, tuple) or len(info) != 2:
-            raise TypeError("__cuda_stream__ must return a (version, handle) tuple")
+        if callable(proto):
+            info = proto()
+        else:
+            info = proto
+            warnings.simplefilter("once", DeprecationWarning)
+            warnings.warn("Implementing __cuda_stream__ as an attribute is deprecated; it must be implemented as "
+                          "a method", stacklevel=3, category=DeprecationWarning)
+        # upstream's checks and messages, in its order
+        try:
+            n = len(info)
+        except TypeError as e:
+            raise RuntimeError(f"obj.__cuda_stream__ must return a sequence with 2 elements, got {type(info)}") from e
+        if n != 2:
+            raise RuntimeError(f"obj.__cuda_stream__ must return a sequence with 2 elements, got {n} elements")
+        if info[0] != 0:
+            raise RuntimeError(f"The first element of the sequence returned by obj.__cuda_stream__ must be 0, "
+                               f"got {info[0]!r}")
         raw = address_arg(info[1], "handle")
         s = Stream.__new__(cls)
         s._h = borrow_stream_handle(<CUstream><uintptr_t>raw, none)
@@ -245,11 +256,9 @@ cdef class Stream:
         """The raw ``CUstream``: a ``cuda.bindings.driver.CUstream`` when
         cuda-bindings is installed (as upstream's), else its address as an int;
         ``int(stream.handle)`` is the address either way (1 and 2 for the legacy
-        and per-thread default streams).
-
-        Raises :class:`RuntimeError` if the stream has been closed.
+        and per-thread default streams), 0 once closed.
         """
-        return bindings_handle("driver.CUstream", <uintptr_t>self._raw())
+        return bindings_handle("driver.CUstream", <uintptr_t>(self._h.get().stream if self._h else NULL))
 
     def __cuda_stream__(self):
         return (0, <uintptr_t>self._raw())
@@ -354,7 +363,9 @@ cdef class Stream:
             The event to record; by default a new one is created on the stream's
             device with `options`.
         options : EventOptions or dict, optional
-            Options for the new event (ignored when `event` is given).
+            Options for the new event (ignored when `event` is given). This is
+            the one way to make an IPC-enabled event (``ipc_enabled=True``,
+            timing disabled).
 
         Returns
         -------
@@ -364,18 +375,23 @@ cdef class Stream:
         Raises
         ------
         TypeError
-            If `event` is not an Event, or `options` is invalid.
+            If `event` is not an Event, is IPC-enabled (an IPC-enabled event is
+            recorded once, when it is made), or `options` is invalid.
         RuntimeError
             If the stream or the event has been closed.
         """
         cdef CUstream raw = self._raw()
         if event is None:
             if self._h.get().context:   # the stream's own context (a green context's streams record there)
-                event = Event._create_in(self._h.get().context, options)
+                event = Event._create_in(self._h.get().context, options, False)
             else:
-                event = Event._create(self._device_id if self._device_id >= 0 else self.device.device_id, options)
+                event = Event._create(self._device_id if self._device_id >= 0 else self.device.device_id, options,
+                                      False)
         elif not isinstance(event, Event):
-            raise TypeError(f"event must be an Event, not {type(event).__name__}")
+            raise TypeError(f"Event expected, got {type(event).__name__}")
+        elif (<Event>event).is_ipc_enabled:
+            raise TypeError("IPC-enabled events should not be re-recorded, instead create a new event by "
+                            "supplying options.")
         check(driver().cuEventRecord_((<Event>event)._raw(), raw))
         return event
 
@@ -443,9 +459,14 @@ cdef class Stream:
     def __hash__(self):
         return hash(("cuda.core.Stream", <uintptr_t>(self._h.get().stream if self._h else NULL)))
 
+    def __reduce__(self):
+        # A CUstream means nothing in another process; without this, pickle's error would name a Cython internal.
+        raise TypeError("Stream objects cannot be pickled: a CUDA stream belongs to the process that made it "
+                        "(send an IPC-enabled Event to order another process's stream after this one)")
+
     def __repr__(self):
         if not self._h:
-            return "<Stream (closed)>"
+            return "<Stream handle=0x0 context=0x0>"   # upstream's form for a closed stream
         # upstream's form; the context is the stream's own, else the current one (0x0 if none)
         try:
             ctx = int(self.context.handle)

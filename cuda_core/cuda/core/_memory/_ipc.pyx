@@ -16,6 +16,7 @@ from libc.stdint cimport uint64_t
 from libc.string cimport memcpy
 from libcpp.vector cimport vector
 from libcpp.memory cimport shared_ptr
+from cpython.ref cimport Py_REFCNT
 
 
 cdef extern from "<memory>" namespace "std" nogil:
@@ -340,6 +341,35 @@ cdef int MP_forget(_MemPool mr, const MemoryPoolHandle& pool) except -1:
     return 0
 
 
+# A reference to a mapped resource held by _mapped_keepalive, plus the caller's local variable:
+# nobody else (no caller, no Buffer, which holds its resource) refers to it.
+cdef Py_ssize_t _UNHELD_MAPPED_REFS = 2
+
+
+# Releases the mapped resource of another class than `cls` registered under `uuid` when nothing but
+# _mapped_keepalive holds it, and returns its pool (an empty handle when there is none, or it is held).
+# Upstream's registry is weak: there a resource its caller dropped is gone, so the other class maps the
+# handle anew (upstream's TestIPCSharedAllocationHandleAndBufferObjects: a child maps a pinned pool with
+# DeviceMemoryResource.from_allocation_handle, drops it, and unpickles Buffers that re-open the pool as
+# PinnedMemoryResource); a held one is upstream's TypeError. The pool is reused by the new resource (one
+# importing pool per exported pool, see _retired_pools). Takes _registry_lock.
+cdef MemoryPoolHandle _release_unheld_import(type cls, object uuid):
+    cdef MemoryPoolHandle pool
+    if uuid is None:
+        return pool
+    with _registry_lock:
+        mr = _registry.get(uuid)
+        if mr is None or isinstance(mr, cls) or not (<_MemPool>mr)._mapped or (<_MemPool>mr).is_closed:
+            return pool
+        if _mapped_keepalive.get(uuid) is not mr or Py_REFCNT(mr) > _UNHELD_MAPPED_REFS:
+            return pool
+        pool = (<_MemPool>mr)._pool
+        del _registry[uuid]
+        del _mapped_keepalive[uuid]
+        (<_MemPool>mr)._uuid = None
+    return pool
+
+
 cdef MemoryPoolHandle _retired_pool(object uuid):
     """The still-held pool of a closed mapped resource of `uuid`, or an empty handle."""
     cdef MemoryPoolHandle pool
@@ -378,13 +408,19 @@ cdef object MP_from_allocation_handle(type cls, int ordinal, object alloc_handle
     `ordinal`'s primary context, registered under the handle's uuid. One resource
     per uuid: an open one already here is returned instead."""
     cdef _MemPool mr
+    cdef MemoryPoolHandle unheld
     fd, uuid = fd_and_uuid(alloc_handle)
+    unheld = _release_unheld_import(cls, uuid)   # another class's import nobody holds: its pool, for this one
     hit = _registry_get_open(cls, uuid)
     if hit is not None:
         return hit
     mr = cls.__new__(cls)
     mr._dev_id = ordinal if not grant_every_device else -1
-    if uuid is not None:
+    if unheld:
+        mr._pool = unheld
+        if grant_every_device:
+            MP_grant_every_device_access(mr._pool)
+    elif uuid is not None:
         mr._pool = _retired_pool(uuid)   # Buffers of a closed import of this pool still map through it
     if not mr._pool:
         mr._pool = memory_pool_import_ipc(primary_context(ordinal), fd)

@@ -164,6 +164,24 @@ def __dir__():
     return sorted(set(globals()) | set(_LAZY_BINDINGS))
 
 
+def check_or_create_options(cls, options, options_description="", keep_none=False):
+    """`options` as an instance of the options dataclass `cls`: None gives ``cls()`` (None
+    itself with `keep_none`), a dict ``cls(**options)``. Anything else is a TypeError naming
+    `options_description` ("Event options"), upstream's message, as is an unknown dict key."""
+    if options is None:
+        return None if keep_none else cls()
+    if isinstance(options, cls):
+        return options
+    if isinstance(options, dict):
+        fields = getattr(cls, "__dataclass_fields__", {})
+        for key in options:
+            if isinstance(key, str) and key not in fields:   # upstream's options are Cython dataclasses
+                raise TypeError(f"__init__() got an unexpected keyword argument '{key}'")
+        return cls(**options)
+    raise TypeError(f"The {options_description} must be provided as an object of type {cls.__name__} or as a "
+                    f"dict with valid {options_description}. The provided object is '{options}'.")
+
+
 def cast_to_3_tuple(label, cfg):
     """``cfg`` (an int, or a tuple of up to 3 ints, each >= 1) as a 3-tuple padded
     with 1s; ``()`` is ``(1, 1, 1)``. Anything else is a ValueError whose message
