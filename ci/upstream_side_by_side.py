@@ -90,6 +90,7 @@ class Run:
     nodes: dict[str, str] = field(default_factory=dict)   # node id -> passed/failed/error/skipped/xfailed/xpassed
     collect_errors: int = 0
     reasons: dict[str, str] = field(default_factory=dict)  # failed/erring node id -> its summary and traceback text
+    not_run: str = "budget spent"   # why, when rc is None
 
     def counts(self) -> dict[str, int]:
         c = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
@@ -165,13 +166,19 @@ def no_comparison(runs: list[Run], probes: dict[str, str], has_pytest: dict[str,
 
 
 def has_module(python: str, module: str, env: dict) -> bool:
-    return subprocess.run([python, "-c", f"import {module}"], env=env, capture_output=True).returncode == 0
+    try:
+        return subprocess.run([python, "-c", f"import {module}"], env=env, capture_output=True).returncode == 0
+    except OSError:   # no such interpreter
+        return False
 
 
 def probe_side(python: str, env: dict) -> str:
     """Which cuda.core this interpreter imports: version and file, or the import error."""
     code = "import cuda.core as c; print(getattr(c, '__version__', '?'), c.__file__)"
-    proc = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, cwd="/")
+    try:
+        proc = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, cwd="/")
+    except OSError as exc:   # no such interpreter
+        return f"no cuda.core: {python}: {exc.strerror}"
     if proc.returncode == 0 and proc.stdout.strip():
         return proc.stdout.strip().splitlines()[-1]
     err = proc.stderr.strip().splitlines()
@@ -233,7 +240,7 @@ class Runner:
 
 def describe(run: Run) -> str:
     if run.rc is None:
-        return "not run (budget spent)"
+        return f"not run ({run.not_run})"
     if run.kind == "example":
         if run.rc == 0:
             return "ok"
@@ -387,9 +394,12 @@ def main(argv=None) -> int:
     runner = Runner(args, envs, pythons, timeout_plugin)
     runs = [Run("tests", t, side) for t in sorted(tests, key=expected_cost, reverse=True) for side in SIDES]
     runs += [Run("example", e, side) for e in examples for side in SIDES]
-    if not no_comparison([], probes, has_pytest):   # else nothing can be compared: run nothing
+    if not no_comparison([], probes, has_pytest):
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             runs = list(pool.map(runner.execute, runs))
+    else:   # nothing can be compared: run nothing
+        for run in runs:
+            run.not_run = "nothing to compare"
     elapsed = time.monotonic() - runner.start
 
     out = Path(args.out)

@@ -127,3 +127,9 @@ def test_main_exits_3_and_runs_nothing_when_an_interpreter_has_no_pytest(tmp_pat
     assert rc == 3
     text = (tmp_path / "out" / "side_by_side.md").read_text()
     assert "ours: its interpreter has no pytest" in text and "no verdict" in text
+
+
+def test_an_interpreter_that_does_not_exist_compares_nothing(tmp_path):
+    missing = str(tmp_path / "no-such-python")
+    assert not sbs.has_module(missing, "pytest", {})
+    assert sbs.probe_side(missing, {}).startswith("no cuda.core: ")
