@@ -999,23 +999,27 @@ def upstream_side_by_side(session):
     theirs = venv_python("gpu_upstream")
     if list((ROOT / ".whl").glob("pytest_timeout-*.whl")):   # per-test caps on upstream's side too
         _pip_in(theirs, *gpu_install_args(), "--no-deps", "pytest-timeout")
-    ours_env, theirs_env = [], []
+    ours_env, theirs_env, on_sim = [], [], []
     drv = os.environ.get("CUDA_CORE_DRIVER_LIBRARY")
     if drv:   # cuda-bindings (both sides) dlopens libcuda.so.1: the simulator, the very file ours loads
         sim_env = sim_as_libcuda(drv)
         ours_env = [f"{k}={v}" for k, v in sim_env.items()]
         theirs_env = [f"LD_LIBRARY_PATH={sim_env['LD_LIBRARY_PATH']}"]
+        on_sim = ["--simulator"]   # upstream's runtime-library and kernel tests: simulator limits
     left = budget.left()
     if left < 30:
         fail(session, f"the budget is spent after the build ({left} s left)")
     rc, out = capture(session, "python", str(ROOT / "ci" / "upstream_side_by_side.py"),
                       "--ours-python", str(Path(session.bin) / "python"), "--upstream-python", str(theirs),
                       "--out", str(out_dir),
-                      "--budget", str(left), *[f"--ours-env={e}" for e in ours_env],
+                      "--budget", str(left), *on_sim, *[f"--ours-env={e}" for e in ours_env],
                       *[f"--upstream-env={e}" for e in theirs_env], cwd=str(ROOT), timeout=left + 60)
     (out_dir / "side_by_side_console.log").write_text(out)
     print(out[-12000:])
     summary = next((line for line in out.splitlines() if line.startswith("| **total** |")), "no total line")
+    if rc == 3:   # a side ran nothing (no pytest, no cuda.core, no test passed or failed): never 'lost 0'
+        fail(session, next((line for line in out.splitlines() if line.startswith("FAIL: nothing was compared")),
+                           "ci/upstream_side_by_side.py: nothing was compared"))
     if rc not in (0, 1):
         fail(session, f"ci/upstream_side_by_side.py: exit status {rc}")
-    record(session, "INFO", f"{built}; upstream | ours | lost: {summary}")
+    record(session, "INFO", f"{built}; upstream | ours | simulator limit | compared nothing | lost: {summary}")

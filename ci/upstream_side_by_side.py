@@ -3,7 +3,8 @@
 
     python ci/upstream_side_by_side.py --ours-python PY --upstream-python PY [--tests DIR] [--out DIR]
                                        [--budget S] [--file-timeout S] [--test-timeout S] [--example-timeout S]
-                                       [--jobs N] [--ours-env K=V ...] [--upstream-env K=V ...] [FILE ...]
+                                       [--jobs N] [--ours-env K=V ...] [--upstream-env K=V ...] [--simulator]
+                                       [FILE ...]
 
 DIR (default .upstream_tests/) holds upstream's files at their monorepo paths (ci/fetch_upstream_tests.md):
 cuda_core/tests/**/test_*.py are run one file per pytest process, from cuda_core/ with upstream's pytest.ini, under
@@ -18,12 +19,20 @@ With pytest-timeout importable by that interpreter, --test-timeout also caps eac
 failure instead of the rest of its file. Runs go --jobs at a time, longest expected first; a run that would start
 after --budget seconds is reported as not run.
 
+With --simulator (both sides on cpp/sim's libcuda_sim.so), a test upstream fails for what the simulator cannot
+serve (SIMULATOR_LIMITS: the CUDA runtime library, which upstream's Device.sync goes through, and kernels, which
+the simulator does not run) is a 'simulator limit': it compares nothing, whatever ours did, and is no gain.
+
 Writes to --out (default $OUT, else build/side-by-side/):
-  side_by_side.md    per file: upstream passed/failed/errors/skipped | ours passed/failed/errors/skipped, the node
-                     ids upstream passes and ours does not, the reverse, and each example ok/fail under both
+  side_by_side.md    the verdict; per file: upstream passed/failed/errors/skipped | ours passed/failed/errors/skipped,
+                     its simulator limits, how many tests compared nothing (neither side passed, or a simulator
+                     limit), the node ids upstream passes and ours does not, the reverse, and each example ok/fail
+                     under both
   side_by_side.json  the same, per test node
   side_by_side_logs.tgz  every run's full output
-Exit status: 0 when no test upstream passes fails on ours and no example that runs on upstream fails on ours, else 1.
+Exit status: 0 when no test upstream passes fails on ours and no example that runs on upstream fails on ours, else 1;
+3 when nothing could be compared (an interpreter without pytest, a side that imports no cuda.core, or a side on
+which no test passed or failed): never a verdict of 'lost 0' then.
 """
 from __future__ import annotations
 
@@ -51,6 +60,18 @@ COLLECT_ERROR = re.compile(r"^_+ ERROR collecting (\S+) _+$|^ERROR (\S+?)(?: - .
 SEVERITY = {"passed": 0, "skipped": 1, "xfailed": 1, "xpassed": 2, "failed": 3, "error": 4}
 STATUS_NAMES = {"PASSED": "passed", "FAILED": "failed", "ERROR": "error", "SKIPPED": "skipped",
                 "XFAIL": "xfailed", "XPASS": "xpassed"}
+# pytest -rfE's short summary line of a failed or erring test: its node id and the exception's message
+SUMMARY_LINE = re.compile(r"^(?:FAILED|ERROR) (?P<node>\S+?\.py::\S.*?)(?: - (?P<reason>.*))?$")
+# the header of one test's failure section: "____ TestClass.test_name[param] ____" (or "ERROR at setup of ...")
+SECTION_HEADER = re.compile(r"^_{3,} (?:ERROR at (?:setup|teardown) of )?(?P<name>.+?) _{3,}$")
+# What upstream cannot run on the simulator, by what its failure shows (summary line and traceback): the CUDA
+# runtime library (libcudart asks the driver for private export tables, which the simulator does not offer) and
+# kernels (compiled by NVRTC/NVVM and launched: the simulator runs no device code).
+SIMULATOR_LIMITS = (
+    ("runtime library", re.compile(r"cuda\.bindings\.runtime|\bcudart\b|libcudart|\bcudaError\w*|\bruntime\.cuda[A-Z]\w*")),
+    ("kernels", re.compile(r"\blaunch\(|cuLaunch\w*|\bget_kernel\(|\bProgram\(|compile_\w*kernels?\(|\bnvrtc\w*|NVRTC|"
+                           r"\bNVVM\b|CUDA_ERROR_(?:INVALID_PTX|NO_BINARY_FOR_GPU|INVALID_IMAGE)")),
+)
 # expected cost, to start the long runs first (seconds, a guess refined by nothing but ordering)
 SLOW_HINTS = (("test_object_protocols", 90), ("memory_ipc", 60), ("test_memory", 50), ("graph", 40), ("test_launcher", 30), ("test_program", 30),
               ("test_linker", 30), ("test_module", 25), ("system", 20))
@@ -68,6 +89,8 @@ class Run:
     output: str = ""
     nodes: dict[str, str] = field(default_factory=dict)   # node id -> passed/failed/error/skipped/xfailed/xpassed
     collect_errors: int = 0
+    reasons: dict[str, str] = field(default_factory=dict)  # failed/erring node id -> its summary and traceback text
+    not_run: str = "budget spent"   # why, when rc is None
 
     def counts(self) -> dict[str, int]:
         c = {"passed": 0, "failed": 0, "errors": 0, "skipped": 0}
@@ -88,6 +111,25 @@ def parse_pytest_output(run: Run) -> None:
         node = m.group("node")
         if node not in run.nodes or SEVERITY[status] >= SEVERITY[run.nodes[node]]:
             run.nodes[node] = status
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in run.output.splitlines():
+        header = SECTION_HEADER.match(line)
+        if header:
+            current = sections.setdefault(header.group("name"), [])
+        elif line.startswith("="):   # "==== short test summary info ====" and the like end a section
+            current = None
+        elif current is not None:
+            current.append(line)
+        summary = SUMMARY_LINE.match(line)
+        if summary and summary.group("node") in run.nodes:
+            node = summary.group("node")
+            run.reasons[node] = (run.reasons.get(node, "") + "\n" + (summary.group("reason") or "")).strip()
+    for node, status in run.nodes.items():
+        if status in ("failed", "error"):
+            name = node.split("::", 1)[1].replace("::", ".")
+            text = "\n".join(sections.get(name, ()))
+            run.reasons[node] = (run.reasons.get(node, "") + "\n" + text).strip()
     # summary ERROR lines of tests that ran (setup/teardown errors) are already in run.nodes; one count per file
     broken = {a or b for a, b in COLLECT_ERROR.findall(run.output)} - set(run.nodes)
     run.collect_errors = len({name.split("::")[0] for name in broken})
@@ -97,14 +139,46 @@ def parse_pytest_output(run: Run) -> None:
         run.collect_errors = max(run.collect_errors, 1)
 
 
+def simulator_limit(run: Run, node: str) -> str | None:
+    """Which SIMULATOR_LIMITS entry made `node` fail or err in `run`, or None (passed, skipped, another cause)."""
+    if run.nodes.get(node) not in ("failed", "error"):
+        return None
+    text = run.reasons.get(node, "")
+    return next((label for label, pattern in SIMULATOR_LIMITS if pattern.search(text)), None)
+
+
+def no_comparison(runs: list[Run], probes: dict[str, str], has_pytest: dict[str, bool]) -> list[str]:
+    """Why nothing could be compared (empty when a comparison was made): a side's interpreter has no pytest or
+    imports no cuda.core, or (when test files ran) no test passed or failed on a side."""
+    why = []
+    for side in SIDES:
+        if not has_pytest.get(side, False):
+            why.append(f"{side}: its interpreter has no pytest")
+        if probes.get(side, "").startswith("no cuda.core"):
+            why.append(f"{side}: {probes[side]}")
+    test_runs = [r for r in runs if r.kind == "tests"]
+    if test_runs and not why:
+        for side in SIDES:
+            counts = [r.counts() for r in test_runs if r.side == side]
+            if sum(c["passed"] + c["failed"] for c in counts) == 0:
+                why.append(f"{side}: no test passed or failed ({len(counts)} files)")
+    return why
+
+
 def has_module(python: str, module: str, env: dict) -> bool:
-    return subprocess.run([python, "-c", f"import {module}"], env=env, capture_output=True).returncode == 0
+    try:
+        return subprocess.run([python, "-c", f"import {module}"], env=env, capture_output=True).returncode == 0
+    except OSError:   # no such interpreter
+        return False
 
 
 def probe_side(python: str, env: dict) -> str:
     """Which cuda.core this interpreter imports: version and file, or the import error."""
     code = "import cuda.core as c; print(getattr(c, '__version__', '?'), c.__file__)"
-    proc = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, cwd="/")
+    try:
+        proc = subprocess.run([python, "-c", code], env=env, capture_output=True, text=True, cwd="/")
+    except OSError as exc:   # no such interpreter
+        return f"no cuda.core: {python}: {exc.strerror}"
     if proc.returncode == 0 and proc.stdout.strip():
         return proc.stdout.strip().splitlines()[-1]
     err = proc.stderr.strip().splitlines()
@@ -166,7 +240,7 @@ class Runner:
 
 def describe(run: Run) -> str:
     if run.rc is None:
-        return "not run (budget spent)"
+        return f"not run ({run.not_run})"
     if run.kind == "example":
         if run.rc == 0:
             return "ok"
@@ -201,39 +275,66 @@ def discover(core_dir: Path, wanted: list[str]) -> tuple[list[str], list[str]]:
     return tests, examples
 
 
-def report(runs: list[Run], probes: dict[str, str], args, elapsed: float) -> tuple[str, dict, int]:
-    """The markdown table, the JSON, and the number of regressions (upstream passes, ours does not)."""
+def report(runs: list[Run], probes: dict[str, str], args, elapsed: float,
+           has_pytest: dict[str, bool] | None = None) -> tuple[str, dict, int | None]:
+    """The markdown table, the JSON, and the number of regressions (upstream passes, ours does not): None when
+    nothing could be compared (no_comparison), which is no verdict at all."""
     by = {(r.kind, r.path, r.side): r for r in runs}
+    simulator = getattr(args, "simulator", False)
+    why_not = no_comparison(runs, probes, has_pytest if has_pytest is not None else {s: True for s in SIDES})
     lines = ["# Upstream's own tests and examples: NVIDIA cuda-core vs this package", ""]
     lines += [f"- {side}: `{args.upstream_python if side == 'upstream' else args.ours_python}` imports {probes[side]}"
               for side in SIDES]
     lines += [f"- wall clock {elapsed:.0f} s (budget {args.budget} s); caps: file {args.file_timeout} s, "
-              f"test {args.test_timeout} s, example {args.example_timeout} s", "",
-              "## Test files (passed/failed/errors/skipped)", "",
-              "| file | upstream | ours | upstream passes, ours not |", "| --- | --- | --- | --- |"]
-    regressions, gains, data = [], [], {"probes": probes, "files": {}, "examples": {}}
+              f"test {args.test_timeout} s, example {args.example_timeout} s"]
+    if simulator:
+        lines.append("- on the simulator: a test upstream fails for the runtime library or kernels is a simulator "
+                     "limit (it compares nothing)")
+    if why_not:
+        lines += ["", "**FAIL: nothing was compared**: " + "; ".join(why_not)]
+    lines += ["", "## Test files (passed/failed/errors/skipped)", "",
+              "| file | upstream | ours | simulator limit | compared nothing | upstream passes, ours not |",
+              "| --- | --- | --- | --- | --- | --- |"]
+    regressions, gains, limits, data = [], [], [], {"probes": probes, "files": {}, "examples": {},
+                                                    "no_comparison": why_not}
     totals = {side: {"passed": 0, "failed": 0, "errors": 0, "skipped": 0} for side in SIDES}
+    nothing_total = 0
     for path in sorted({r.path for r in runs if r.kind == "tests"}):
         up, ours = by[("tests", path, "upstream")], by[("tests", path, "ours")]
+        limited = {n: simulator_limit(up, n) for n in up.nodes} if simulator else {}
+        limited = {n: label for n, label in limited.items() if label}
         lost = sorted(n for n, s in up.nodes.items() if s == "passed" and ours.nodes.get(n) != "passed")
         if ours.rc is None or up.rc is None:
             lost = []   # one side not run: no verdict
-        won = sorted(n for n, s in ours.nodes.items() if s == "passed" and up.nodes.get(n) != "passed")
+        won = sorted(n for n, s in ours.nodes.items()
+                     if s == "passed" and up.nodes.get(n) != "passed" and n not in limited)
+        nothing = {n for n in set(up.nodes) | set(ours.nodes)
+                   if up.nodes.get(n) != "passed" and ours.nodes.get(n) != "passed"} | set(limited)
+        nothing_total += len(nothing)
         regressions += [(n, ours.nodes.get(n, "missing")) for n in lost]
         gains += [(n, up.nodes.get(n, "missing")) for n in won]
+        limits += sorted((n, label, ours.nodes.get(n, "missing")) for n, label in limited.items())
         for side, run in (("upstream", up), ("ours", ours)):
             for key, value in run.counts().items():
                 totals[side][key] += value
-        lines.append(f"| {path} | {describe(up)} | {describe(ours)} | {len(lost)} |")
+        shown_lost = "no verdict" if why_not else str(len(lost))
+        lines.append(f"| {path} | {describe(up)} | {describe(ours)} | {len(limited)} | {len(nothing)} | {shown_lost} |")
         data["files"][path] = {side: {"rc": run.rc, "timed_out": run.timed_out, "seconds": round(run.seconds, 1),
                                       "counts": run.counts(), "nodes": run.nodes}
                                for side, run in (("upstream", up), ("ours", ours))}
+        data["files"][path]["simulator_limits"] = limited
+        data["files"][path]["compared_nothing"] = len(nothing)
     fmt = lambda t: f"{t['passed']}/{t['failed']}/{t['errors']}/{t['skipped']}"
-    lines.append(f"| **total** | {fmt(totals['upstream'])} | {fmt(totals['ours'])} | {len(regressions)} |")
-    lines += ["", f"## Upstream passes, ours does not ({len(regressions)})", ""]
+    shown_total = "no verdict" if why_not else str(len(regressions))
+    lines.append(f"| **total** | {fmt(totals['upstream'])} | {fmt(totals['ours'])} | {len(limits)} | {nothing_total} "
+                 f"| {shown_total} |")
+    lines += ["", f"## Upstream passes, ours does not ({shown_total})", ""]
     lines += [f"- `{n}` (ours: {s})" for n, s in regressions] or ["none"]
     lines += ["", f"## Ours passes, upstream does not ({len(gains)})", ""]
     lines += [f"- `{n}` (upstream: {s})" for n, s in gains] or ["none"]
+    if simulator:
+        lines += ["", f"## Simulator limits: upstream cannot run these here ({len(limits)})", ""]
+        lines += [f"- `{n}` ({label}; ours: {s})" for n, label, s in limits] or ["none"]
     example_paths = sorted({r.path for r in runs if r.kind == "example"})
     example_regressions = 0
     if example_paths:
@@ -248,7 +349,10 @@ def report(runs: list[Run], probes: dict[str, str], args, elapsed: float) -> tup
         lines.append(f"\nexamples upstream runs and ours does not: {example_regressions}")
     data["regressions"] = [n for n, _ in regressions]
     data["gains"] = [n for n, _ in gains]
+    data["simulator_limits"] = [n for n, _, _ in limits]
     data["example_regressions"] = example_regressions
+    if why_not:
+        return "\n".join(lines) + "\n", data, None
     return "\n".join(lines) + "\n", data, len(regressions) + example_regressions
 
 
@@ -265,6 +369,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=max(2, min(8, (os.cpu_count() or 2) // 2)))
     ap.add_argument("--ours-env", action="append", default=[])
     ap.add_argument("--upstream-env", action="append", default=[])
+    ap.add_argument("--simulator", action="store_true",
+                    help="both sides run on cpp/sim's simulator: mark SIMULATOR_LIMITS failures of upstream's")
     ap.add_argument("files", nargs="*")
     args = ap.parse_args(argv)
 
@@ -280,19 +386,25 @@ def main(argv=None) -> int:
     pythons = {"upstream": args.upstream_python, "ours": args.ours_python}
     probes = {side: probe_side(pythons[side], envs[side]) for side in SIDES}
     timeout_plugin = {side: has_module(pythons[side], "pytest_timeout", envs[side]) for side in SIDES}
+    has_pytest = {side: has_module(pythons[side], "pytest", envs[side]) for side in SIDES}
     for side in SIDES:
-        print(f"{side}: {probes[side]} (pytest-timeout: {'yes' if timeout_plugin[side] else 'no'})", flush=True)
+        print(f"{side}: {probes[side]} (pytest: {'yes' if has_pytest[side] else 'NO'}, "
+              f"pytest-timeout: {'yes' if timeout_plugin[side] else 'no'})", flush=True)
 
     runner = Runner(args, envs, pythons, timeout_plugin)
     runs = [Run("tests", t, side) for t in sorted(tests, key=expected_cost, reverse=True) for side in SIDES]
     runs += [Run("example", e, side) for e in examples for side in SIDES]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        runs = list(pool.map(runner.execute, runs))
+    if not no_comparison([], probes, has_pytest):
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            runs = list(pool.map(runner.execute, runs))
+    else:   # nothing can be compared: run nothing
+        for run in runs:
+            run.not_run = "nothing to compare"
     elapsed = time.monotonic() - runner.start
 
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    text, data, bad = report(runs, probes, args, elapsed)
+    text, data, bad = report(runs, probes, args, elapsed, has_pytest)
     (out / "side_by_side.md").write_text(text)
     (out / "side_by_side.json").write_text(json.dumps(data, indent=1))
     with tarfile.open(out / "side_by_side_logs.tgz", "w:gz") as tar:
@@ -303,6 +415,9 @@ def main(argv=None) -> int:
             tar.addfile(info, io.BytesIO(blob))
     print(text)
     print(f"written: {out / 'side_by_side.md'}, side_by_side.json, side_by_side_logs.tgz")
+    if bad is None:
+        print("FAIL: nothing was compared: " + "; ".join(data["no_comparison"]))
+        return 3
     return 1 if bad else 0
 
 

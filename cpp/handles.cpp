@@ -3,6 +3,7 @@
 
 #include <new>
 
+#include "graph.hpp"
 #include "make_handle.hpp"
 
 namespace cuda_core {
@@ -120,6 +121,7 @@ EventHandle event_import_ipc(const ContextHandle& context, const CUipcEventHandl
     CUresult r;
     {
         GILReleaseGuard gil;
+        RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
         r = drv().cuIpcOpenEventHandle_(&box->event, ipc_handle);
     }
     if (r != CUDA_SUCCESS) return fail<EventHandle>(r);
@@ -136,6 +138,7 @@ CUresult event_export_ipc(const EventHandle& event, CUipcEventHandle* out) noexc
     if (!event || out == nullptr) return CUDA_ERROR_INVALID_VALUE;
     ContextScopeGuard scope(event->context);
     if (scope.status() != CUDA_SUCCESS) return scope.status();
+    RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
     return drv().cuIpcGetEventHandle_(out, event->event);
 }
 

@@ -206,7 +206,10 @@ CUresult deviceptr_export_ipc(const DevicePtrHandle& ptr, IpcExportBytes* bytes_
     if (r != CUDA_SUCCESS) return r;
     if (!ptr || bytes_out == nullptr) return CUDA_ERROR_INVALID_VALUE;
     CUmemPoolPtrExportData data;
-    r = drv().cuMemPoolExportPointer_(&data, ptr->ptr);
+    {
+        RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
+        r = drv().cuMemPoolExportPointer_(&data, ptr->ptr);
+    }
     if (r == CUDA_SUCCESS) std::memcpy(bytes_out->data(), data.reserved, bytes_out->size());
     return r;
 }

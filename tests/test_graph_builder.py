@@ -377,6 +377,29 @@ def test_graph_definition_view_and_empty_definition(device, stream, fill_kernel)
     buf.close(stream)
 
 
+def test_a_conditional_body_is_filled_through_its_definition_without_capturing(device, stream):
+    # upstream's test_graph_definition_hybrid_conditional_body: a body builder's
+    # graph exists from the conditional node's creation; its graph_definition
+    # is available before begin_building, and nodes added through it run.
+    from cuda.core.graph import GraphDefinition
+
+    buf = device.allocate(64, stream=stream)
+    buf.fill(0, stream=stream)
+    gb = device.create_graph_builder().begin_building()
+    body = gb.if_then(gb.create_condition(1))
+    body_def = body.graph_definition                # never begin_building on the body
+    assert isinstance(body_def, GraphDefinition) and body_def.nodes() == set()
+    body_def.memset(buf, 0x5C, 64)
+    assert len(body_def.nodes()) == 1
+    graph = gb.end_building().complete()
+    graph.launch(stream)
+    assert host_bytes(buf, stream) == b"\x5c" * 64
+    graph.close()
+    body.close()
+    gb.close()
+    buf.close(stream)
+
+
 # ---------------------------------------------------------------- GraphMemoryResource
 
 def test_graph_memory_resource_inside_a_capture(device, stream, fill_kernel):

@@ -67,15 +67,16 @@ def test_destroy_removes_node_and_edges(gdef):
 
 def test_memory_nodes_pin_the_structure(gdef):
     # The driver destroys no node and removes no edge in a graph holding
-    # memory allocation or free nodes; the node stays as it was.
+    # memory allocation or free nodes (CUDA_ERROR_NOT_SUPPORTED on an H100,
+    # driver 580); the node stays as it was.
     from cuda.core import CUDAError
 
     alloc = gdef.allocate(16)
     after = alloc.join()
-    with pytest.raises(CUDAError, match="INVALID_VALUE"):
+    with pytest.raises(CUDAError, match="CUDA_ERROR_NOT_SUPPORTED"):
         after.destroy()
     assert after.is_valid and after in gdef.nodes() and (alloc, after) in gdef.edges()
-    with pytest.raises(CUDAError, match="INVALID_VALUE"):
+    with pytest.raises(CUDAError, match="CUDA_ERROR_NOT_SUPPORTED"):
         after.pred.clear()
     assert after.pred == {alloc}
     extra = gdef.empty()
@@ -201,9 +202,9 @@ def test_conditional_nodes_and_bodies(gdef):
     cond = gdef.create_condition(1)
     start = gdef.empty()
     i = start.if_then(cond)
-    ie = gdef.if_else(cond)
+    ie = gdef.if_else(gdef.create_condition(1))
     w = gdef.while_loop(gdef.create_condition())
-    sw = i.switch(cond, 3)
+    sw = i.switch(gdef.create_condition(1), 3)
     assert (type(i), type(ie), type(w), type(sw)) == (IfNode, IfElseNode, WhileNode, SwitchNode)
     assert i.condition is cond and i.cond_type == GraphConditionalType.IF and i.type == 13
     assert w.cond_type == GraphConditionalType.WHILE and sw.cond_type == GraphConditionalType.SWITCH
@@ -231,17 +232,43 @@ def test_conditional_errors(gdef):
     with pytest.raises(OverflowError):
         gdef.switch(cond, -1)
     assert gdef.nodes() == set()
-    body = gdef.if_then(cond).then
-    body.if_then(cond)                                  # nested: the handle's graph is an ancestor
+    body = gdef.if_then(gdef.create_condition()).then
+    body.if_then(gdef.create_condition())               # nested: the handle's graph is an ancestor
     with pytest.raises(CUDAError):
         GraphDefinition().embed(gdef)                   # a child graph cannot hold conditional nodes
+
+
+def test_a_condition_belongs_to_one_conditional_node(gdef, device):
+    # cuGraphConditionalHandleCreate: the handle is for "the conditional node"
+    # of its graph or of one below it; a second node naming it is refused
+    # (CUDA_ERROR_INVALID_VALUE on an H100, driver 580), by definitions and by
+    # stream capture alike.
+    from cuda.core import CUDAError
+
+    cond = gdef.create_condition(1)
+    node = gdef.if_then(cond)
+    spare = gdef.empty()
+    for second in (lambda: gdef.if_else(cond), lambda: spare.switch(cond, 2),
+                   lambda: node.then.while_loop(cond)):
+        with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_VALUE"):
+            second()
+    assert gdef.nodes() == {node, spare} and node.then.nodes() == set()
+    gb = device.create_graph_builder().begin_building()
+    try:
+        shared = gb.create_condition(1)
+        gb.if_then(shared)
+        with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_VALUE"):
+            gb.switch(shared, 2)
+    finally:
+        gb.end_building()
+        gb.close()
 
 
 def test_destroying_a_conditional_node_invalidates_its_bodies(gdef):
     cond = gdef.create_condition()
     node = gdef.if_else(cond)
     then, else_ = node.then, node.else_
-    nested = then.while_loop(cond)
+    nested = then.while_loop(gdef.create_condition())
     body = nested.body
     leaf = body.empty()
     node.destroy()
@@ -354,7 +381,7 @@ def test_builder_conditionals(device, stream):
     assert then.is_building
     then.end_building()
     a, b = gb.if_else(gb.create_condition(0))
-    cases = gb.switch(cond, 3)
+    cases = gb.switch(gb.create_condition(1), 3)
     loop = gb.while_loop(gb.create_condition())
     assert len(cases) == 3 and isinstance(loop, GraphBuilder)
     for builder in (a, b, loop) + cases:

@@ -372,9 +372,15 @@ def test_sm_resources_combine_only_from_one_split(device, sm):
             assert joined.resources.sm.sm_count == groups[0].sm_count + rest.sm_count
         finally:
             joined.close()
-    other, _ = sm.split(SMResourceOptions(count=count))
+    # A resource is a plain value: the driver cannot tell the outputs of two
+    # identical split calls apart, and combines them (an H100, driver 580).
+    same, _ = sm.split(SMResourceOptions(count=count))
+    again = device.create_context(ContextOptions(resources=[groups[0], same[0]]))
+    again.close()
+    # cuda.h: several SM resources must be outputs of one split call.
+    other, _ = sm.split(SMResourceOptions(count=2 * count))
     with pytest.raises(CUDAError, match="CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION"):
-        device.create_context(ContextOptions(resources=[groups[0], other[0]]))   # two splits
+        device.create_context(ContextOptions(resources=[groups[0], other[0]]))   # two different splits
     with pytest.raises(TypeError, match="not iterable"):
         device.create_context(ContextOptions(resources=groups[0]))
 

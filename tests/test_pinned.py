@@ -1,5 +1,8 @@
 """PinnedMemoryResource: the host's current pinned pool or an owned host / host-NUMA pool, host- and
 device-accessible, device_id == -1."""
+import ctypes
+import os
+
 import numpy as np
 import pytest
 
@@ -77,3 +80,34 @@ def test_pinned_options(device, stream):
         mr.close()
         assert h.is_closed  # the resource owned its exported fd
     expect_raises("pinned: bad options", TypeError, lambda: PinnedMemoryResource({"bogus": 1}))
+
+
+class _MemAccessDesc(ctypes.Structure):
+    """CUmemAccessDesc: a CUmemLocation (type, id) and CUmemAccess_flags."""
+
+    _fields_ = [("loc_type", ctypes.c_int), ("loc_id", ctypes.c_int), ("flags", ctypes.c_int)]
+
+
+def test_device_to_pinned_copies_need_no_device_access_grant(device, stream):
+    # Upstream's PinnedMemoryResource can leave a device's access to the pool at
+    # flags 0 (CU_MEM_ACCESS_FLAGS_PROT_NONE) through cuMemPoolSetAccess; GPUs
+    # still copy device memory into the pool's page-locked host memory (an
+    # H100, driver 580): the grant maps it for kernels, copies do not need it.
+    from cuda.core import PinnedMemoryResource
+
+    require_pools(device)
+    lib = ctypes.CDLL(os.environ.get("CUDA_CORE_DRIVER_LIBRARY") or "libcuda.so.1")
+    lib.cuMemPoolSetAccess.argtypes = [ctypes.c_void_p, ctypes.POINTER(_MemAccessDesc), ctypes.c_size_t]
+    pinned = PinnedMemoryResource()
+    none = _MemAccessDesc(loc_type=1, loc_id=device.device_id, flags=0)   # CU_MEM_LOCATION_TYPE_DEVICE, PROT_NONE
+    assert lib.cuMemPoolSetAccess(int(pinned.handle), ctypes.byref(none), 1) == 0
+    src = device.allocate(64, stream=stream)
+    src.fill(0x3C, stream=stream)
+    dst = pinned.allocate(64, stream=stream)
+    dst.copy_from(src, stream=stream)
+    stream.sync()
+    assert bytes(np.from_dlpack(dst)) == b"\x3c" * 64
+    dst.close(stream)
+    src.close(stream)
+    stream.sync()
+    pinned.close()

@@ -402,6 +402,45 @@ class TestViews:
 
         assert _device.GpuDynamicPstatesInfo(Pstates())[5].percentage == 70
 
+    def test_views_need_no_particular_from_ptr_signature(self):
+        """The record types' from_ptr is (ptr, size=1, readonly=False, owner=None) in some
+        cuda-bindings releases and (ptr, readonly=False, owner=None) in others (the H100
+        image's): the views read the records by nvml.h's layout and call neither."""
+        from cuda.bindings import nvml
+        from cuda.core.system import _device
+
+        def without_size(view):
+            real = type(view)
+
+            class Record:
+                ptr = view.ptr
+
+                @staticmethod
+                def from_ptr(ptr, readonly=False, owner=None):
+                    return real.from_ptr(ptr, readonly=readonly, owner=owner)
+
+            return Record()
+
+        t = nvml.GpuThermalSettings()
+        _poke_i32(t.sensor.ptr + 1 * 20, [1, 5, 95, 47, 1])
+
+        class Thermal:
+            count = 2
+            sensor = without_size(t.sensor)
+            keep = t
+
+        sensor = _device.ThermalSettings(Thermal())[1]
+        assert (sensor.current_temp, sensor.default_min_temp, sensor.default_max_temp) == (47, 5, 95)
+        g = nvml.GpuDynamicPstatesInfo()
+        _poke_i32(g.utilization.ptr + 3 * 16, [1, 40, 85, 25])
+
+        class Pstates:
+            utilization = without_size(g.utilization)
+            keep = g
+
+        util = _device.GpuDynamicPstatesInfo(Pstates())[3]
+        assert (util.is_present, util.percentage, util.inc_threshold, util.dec_threshold) == (True, 40, 85, 25)
+
     def test_cooler_event_and_bitmasks(self):
         from cuda.bindings import nvml
         from cuda.core.system import _device

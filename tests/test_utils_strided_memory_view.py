@@ -319,10 +319,38 @@ def test_stream_ptr_must_be_a_number_and_not_none_for_host_arrays():
         StridedMemoryView.from_dlpack(a)
     with pytest.raises(BufferError, match="stream=None is ambiguous"):
         StridedMemoryView.from_dlpack(a, None)
-    # numpy refuses any stream but None: a real stream number reaches its __dlpack__.
-    with pytest.raises(RuntimeError, match="stream=None"):
+    # numpy refuses any stream but None: a real stream number reaches its
+    # __dlpack__, whose own error (RuntimeError before numpy 2.5, ValueError
+    # since) reaches the caller unchanged, as upstream's does.
+    with pytest.raises(Exception) as refused:
+        a.__dlpack__(stream=7)
+    with pytest.raises(type(refused.value), match="stream=None"):
         StridedMemoryView.from_dlpack(a, 7)
     StridedMemoryView.from_dlpack(a, np.int64(-1))
+
+
+class _RefusesStreams:
+    """A host exporter that refuses any stream but None the way numpy 2.5 does."""
+
+    def __init__(self):
+        self.array = np.arange(4, dtype=np.int32)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+    def __dlpack__(self, *, stream=None, **kwargs):
+        if stream is not None:
+            raise ValueError("NumPy only supports stream=None.")
+        return self.array.__dlpack__(**kwargs)
+
+
+@no_driver_ok
+def test_an_exporters_stream_refusal_reaches_the_caller_unchanged():
+    exporter = _RefusesStreams()
+    with pytest.raises(ValueError, match="only supports stream=None"):
+        StridedMemoryView.from_dlpack(exporter, 7)
+    view = StridedMemoryView.from_dlpack(exporter, -1)
+    assert view.shape == (4,) and not view.is_device_accessible
 
 
 @no_driver_ok

@@ -141,6 +141,15 @@ CUresult check_device_access(const Resolved& r, int dev) {
     return r.pool->access[size_t(dev)] == CU_MEM_ACCESS_FLAGS_PROT_READWRITE ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+// A device's access grant (cuMemPoolSetAccess) maps a pool's memory for that
+// device's kernels; a copy does not need it when its side is page-locked host
+// memory of a host pool: an H100 (driver 580) copies from device memory into a
+// pinned pool whose access for that device was set with flags 0 (PROT_NONE).
+CUresult check_copy_access(const Resolved& r, int dev) {
+    if (r.kind == Resolved::Device && r.pool != nullptr && r.pool->host) return CUDA_SUCCESS;
+    return check_device_access(r, dev);
+}
+
 // Copy with kernel-checked access for host sides.
 CUresult do_copy(uintptr_t dst, bool dst_host, uintptr_t src, bool src_host, size_t n) {
     if (n == 0) return CUDA_SUCCESS;

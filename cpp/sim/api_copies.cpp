@@ -12,8 +12,8 @@ SIM_EXPORT CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size
     Resolved d, s;
     if ((rc = check_range(uintptr_t(dst), ByteCount, &d)) != CUDA_SUCCESS) return rc;
     if ((rc = check_range(uintptr_t(src), ByteCount, &s)) != CUDA_SUCCESS) return rc;
-    if ((rc = check_device_access(d, dev)) != CUDA_SUCCESS) return rc;
-    if ((rc = check_device_access(s, dev)) != CUDA_SUCCESS) return rc;
+    if ((rc = check_copy_access(d, dev)) != CUDA_SUCCESS) return rc;
+    if ((rc = check_copy_access(s, dev)) != CUDA_SUCCESS) return rc;
     if (capture_op(hStream, [=](CUstream st) { return cuMemcpyAsync(dst, src, ByteCount, st); }, &rc, CU_GRAPH_NODE_TYPE_MEMCPY)) return rc;
     return do_copy(uintptr_t(dst), d.kind == Resolved::Host, uintptr_t(src), s.kind == Resolved::Host, ByteCount);
 }

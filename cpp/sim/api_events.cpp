@@ -45,7 +45,8 @@ SIM_EXPORT CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream) {
 SIM_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
     SIM_ENTER(cuEventSynchronize);
     Shared lk(S().mu);
-    return find_event(hEvent) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+    if (!find_event(hEvent)) return CUDA_ERROR_INVALID_HANDLE;
+    return check_unsafe_during_capture();  // a synchronization: potentially unsafe during a capture
 }
 
 SIM_EXPORT CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
@@ -72,6 +73,7 @@ SIM_EXPORT CUresult CUDAAPI cuEventElapsedTime(float* pMilliseconds, CUevent hSt
 
 SIM_EXPORT CUresult CUDAAPI cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUevent event) {
     SIM_ENTER(cuIpcGetEventHandle);
+    if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     if (!pHandle) return CUDA_ERROR_INVALID_VALUE;
     // Like the H200's driver 580: no current context, no handle.
     if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
@@ -93,6 +95,7 @@ SIM_EXPORT CUresult CUDAAPI cuIpcGetEventHandle(CUipcEventHandle* pHandle, CUeve
 
 SIM_EXPORT CUresult CUDAAPI cuIpcOpenEventHandle(CUevent* phEvent, CUipcEventHandle handle) {
     SIM_ENTER(cuIpcOpenEventHandle);
+    if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     if (!phEvent) return CUDA_ERROR_INVALID_VALUE;
     EvtExport x;
     std::memcpy(&x, handle.reserved, sizeof(x));

@@ -75,12 +75,15 @@ struct Graph {
 };
 
 // A condition variable (cuGraphConditionalHandleCreate): the graph it was made
-// for (its conditional nodes are in that graph or below it) and its default.
+// for (its conditional node is in that graph or below it) and its default. A
+// handle belongs to one conditional node: a second cuGraphAddNode naming it is
+// CUDA_ERROR_INVALID_VALUE (the H100, driver 580).
 struct Condition {
     uint64_t graph_id = 0;
     int ctx_id = 0;
     unsigned default_value = 0;
     bool assign_default = false;
+    bool has_node = false;
 };
 
 struct Exec {
@@ -1708,7 +1711,8 @@ SIM_EXPORT CUresult CUDAAPI cuGraphDestroyNode(CUgraphNode hNode) {
     uint64_t graph_id = 0;
     Node* node = find_node(hNode, &graph, &graph_id);
     if (node == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    if (graph->capturing || has_memory_nodes(*graph)) return CUDA_ERROR_INVALID_VALUE;
+    if (graph->capturing) return CUDA_ERROR_INVALID_VALUE;
+    if (has_memory_nodes(*graph)) return CUDA_ERROR_NOT_SUPPORTED;  // the H100, driver 580
     std::vector<uint64_t> owned;
     for (uint64_t* o : owned_graphs(*node)) owned.push_back(*o);
     uint64_t id = node->id;
@@ -1742,7 +1746,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphRemoveDependencies(CUgraph hGraph, const CUgr
     uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
     CUresult rc = check_edges(graph_id, from, to, edgeData, numDependencies, false);
     if (rc != CUDA_SUCCESS) return rc;
-    if (numDependencies != 0 && has_memory_nodes(*graph)) return CUDA_ERROR_INVALID_VALUE;
+    if (numDependencies != 0 && has_memory_nodes(*graph)) return CUDA_ERROR_NOT_SUPPORTED;  // as cuGraphDestroyNode
     for (size_t i = 0; i < numDependencies; ++i) {
         auto& deps = node_of_graph(to[i], graph_id)->deps;
         deps.erase(std::remove(deps.begin(), deps.end(), from[i]), deps.end());
@@ -1825,12 +1829,13 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGr
     CUDA_CONDITIONAL_NODE_PARAMS& cp = nodeParams->conditional;
     auto cond = G().conditions.find(cp.handle);
     if (cond == G().conditions.end() || !graph_within(graph_id, cond->second.graph_id)) return CUDA_ERROR_INVALID_VALUE;
-    if (cond->second.ctx_id != ctx_id) return CUDA_ERROR_INVALID_VALUE;
+    if (cond->second.ctx_id != ctx_id || cond->second.has_node) return CUDA_ERROR_INVALID_VALUE;
     int ctype = raw(cp.type);
     bool size_ok = (ctype == CU_GRAPH_COND_TYPE_IF && (cp.size == 1 || cp.size == 2)) ||
                    (ctype == CU_GRAPH_COND_TYPE_WHILE && cp.size == 1) ||
                    (ctype == CU_GRAPH_COND_TYPE_SWITCH && cp.size >= 1);
     if (!size_ok) return CUDA_ERROR_INVALID_VALUE;
+    cond->second.has_node = true;
     params.kind = NodeParams::Conditional;
     params.condition = cp.handle;
     params.cond_type = ctype;
@@ -1910,6 +1915,9 @@ SIM_EXPORT CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* phGraphExe
     std::lock_guard<std::mutex> g(G().mu);
     Graph* graph = find_graph(hGraph);
     if (graph == nullptr || graph->capturing) return CUDA_ERROR_INVALID_VALUE;
+    // A graph a node owns (a child graph node's embedded graph, a conditional
+    // body) is instantiated only with its owner's graph (the H100, driver 580).
+    if (graph->owner_node != 0) return CUDA_ERROR_NOT_SUPPORTED;
     CUgraphNode bad = nullptr;
     if (!instantiable(graph->nodes, false, &bad)) {
         params->hErrNode_out = bad;

@@ -101,7 +101,21 @@ uint32_t private_check(const ResourceLayout& r, const Private& p) {
     return checksum(&key, sizeof key) ^ kResourceMagic;
 }
 
-std::atomic<uint64_t> g_next_split{1};
+// The identity a split call gives its outputs: a function of its input and its
+// parameters only. A CUdevResource is a plain value, so the driver cannot tell
+// the outputs of two identical split calls apart (an H100 with driver 580
+// combines them); outputs of splits that differ in input or parameters stay
+// apart (cuda.h: several SM resources must come from one split). Never 0
+// (0: not a split's output).
+uint64_t split_identity(const Private& input, const void* params, size_t n) {
+    struct {
+        int32_t device;
+        uint64_t mask[3];
+    } key{};
+    key.device = input.device;
+    std::memcpy(key.mask, input.mask, sizeof key.mask);
+    return (uint64_t(checksum(&key, sizeof key)) << 32) | checksum(params, n) | 1u;
+}
 
 // Writes a resource of `type` on `dev` holding `sms` (SM), made by split call
 // `split_id` (0: none), into *out.
@@ -296,7 +310,8 @@ SIM_EXPORT CUresult CUDAAPI cuDevSmResourceSplitByCount(CUdevResource* result, u
         return CUDA_SUCCESS;
     }
     unsigned n = std::min(*nbGroups, possible);
-    uint64_t split = g_next_split.fetch_add(1);
+    const unsigned params[4] = {n, count, alignment, useFlags};
+    uint64_t split = split_identity(p, params, sizeof params);
     for (unsigned i = 0; i < n; ++i)
         write_resource(&result[i], kTypeSm, p.device, pool.take(count), alignment, 0, split);
     if (remaining) write_resource(remaining, kTypeSm, p.device, pool, alignment, 0, split);
@@ -347,7 +362,9 @@ SIM_EXPORT CUresult CUDAAPI cuDevSmResourceSplit(CUdevResource* result, unsigned
         aligns[i] = cs;
         free_sms -= want;
     }
-    uint64_t split = g_next_split.fetch_add(1);
+    std::vector<unsigned> params;  // what the split hands out: every group's count, alignment and flags
+    for (unsigned i = 0; i < nbGroups; ++i) params.insert(params.end(), {counts[i], aligns[i], groupParams[i].flags});
+    uint64_t split = split_identity(p, params.data(), params.size() * sizeof(unsigned));
     for (unsigned i = 0; i < nbGroups; ++i) {
         groupParams[i].smCount = counts[i];
         if (result)

@@ -95,6 +95,7 @@ bool pinned_block_find(uintptr_t p, size_t n, uintptr_t* base, size_t* span, int
 // Owns the host block it returns until cuMemFree; requires cuInit.
 SIM_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize, unsigned int flags) {
     if (!cuda_sim::g_initialized.load(std::memory_order_acquire)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult unsafe = cuda_sim::check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
     if (flags != CU_MEM_ATTACH_GLOBAL && flags != CU_MEM_ATTACH_HOST) return CUDA_ERROR_INVALID_VALUE;
     const size_t span = (bytesize + 255) & ~size_t(255);
@@ -116,6 +117,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr* dptr, size_t bytesize
 // hidden pool or any other), once; requires cuInit.
 SIM_EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr dptr) {
     if (!cuda_sim::g_initialized.load(std::memory_order_acquire)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult unsafe = cuda_sim::check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     {
         std::lock_guard<std::mutex> lock(managed_mutex);
         auto it = managed_allocations.find(uintptr_t(dptr));
@@ -136,6 +138,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr dptr) {
 SIM_EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) {
     using namespace cuda_sim;
     if (!g_initialized.load(std::memory_order_acquire)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     if (!dptr || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
     const int dev = current_dev();
     if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
@@ -154,6 +157,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr* dptr, size_t bytesize) {
 // Owns the page-locked host block it returns until cuMemFreeHost; needs a current context.
 SIM_EXPORT CUresult CUDAAPI cuMemAllocHost(void** pp, size_t bytesize) {
     if (!cuda_sim::g_initialized.load(std::memory_order_acquire)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult unsafe = cuda_sim::check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     if (!pp || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
     const int dev = cuda_sim::current_dev();
     if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
@@ -176,6 +180,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemAllocHost(void** pp, size_t bytesize) {
 // Releases a block of cuMemAllocHost's, once.
 SIM_EXPORT CUresult CUDAAPI cuMemFreeHost(void* p) {
     if (!cuda_sim::g_initialized.load(std::memory_order_acquire)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult unsafe = cuda_sim::check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     {
         std::lock_guard<std::mutex> lock(managed_mutex);
         auto it = managed_allocations.find(reinterpret_cast<uintptr_t>(p));
@@ -192,6 +197,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemFreeHost(void* p) {
 // CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED.
 SIM_EXPORT CUresult CUDAAPI cuMemHostRegister(void* p, size_t bytesize, unsigned int Flags) {
     if (!cuda_sim::g_initialized.load(std::memory_order_acquire)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult unsafe = cuda_sim::check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     if (!p || bytesize == 0) return CUDA_ERROR_INVALID_VALUE;
     if (Flags & ~unsigned(CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP | CU_MEMHOSTREGISTER_IOMEMORY |
                           CU_MEMHOSTREGISTER_READ_ONLY))
@@ -213,6 +219,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemHostRegister(void* p, size_t bytesize, unsigned
 // Unlocks a range cuMemHostRegister locked (by its start address).
 SIM_EXPORT CUresult CUDAAPI cuMemHostUnregister(void* p) {
     if (!cuda_sim::g_initialized.load(std::memory_order_acquire)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult unsafe = cuda_sim::check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     std::lock_guard<std::mutex> lock(managed_mutex);
     auto it = managed_allocations.find(reinterpret_cast<uintptr_t>(p));
     if (it == managed_allocations.end() || it->second.kind != BlockKind::Registered)

@@ -321,8 +321,8 @@ SIM_EXPORT CUresult CUDAAPI cuMemcpyBatchAsync(CUdeviceptr* dsts, CUdeviceptr* s
         if (sizes[i] == 0) continue;  // an empty copy: nothing to check or move
         if ((rc = check_range(uintptr_t(dsts[i]), sizes[i], &d[i])) != CUDA_SUCCESS) return rc;
         if ((rc = check_range(uintptr_t(srcs[i]), sizes[i], &s[i])) != CUDA_SUCCESS) return rc;
-        if ((rc = check_device_access(d[i], dev)) != CUDA_SUCCESS) return rc;
-        if ((rc = check_device_access(s[i], dev)) != CUDA_SUCCESS) return rc;
+        if ((rc = check_copy_access(d[i], dev)) != CUDA_SUCCESS) return rc;
+        if ((rc = check_copy_access(s[i], dev)) != CUDA_SUCCESS) return rc;
     }
     for (size_t i = 0; i < count; ++i) {
         if (sizes[i] == 0) continue;

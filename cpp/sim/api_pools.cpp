@@ -247,6 +247,7 @@ SIM_EXPORT CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool* poo
 
 SIM_EXPORT CUresult CUDAAPI cuMemPoolExportPointer(CUmemPoolPtrExportData* shareData_out, CUdeviceptr ptr) {
     SIM_ENTER(cuMemPoolExportPointer);
+    if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
     if (!shareData_out) return CUDA_ERROR_INVALID_VALUE;
     Shared lk(S().mu);
     Resolved r;

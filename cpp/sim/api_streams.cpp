@@ -30,6 +30,8 @@ SIM_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
     int d;
     CUresult rc = resolve_stream(hStream, &d);
     if (rc == CUDA_SUCCESS) rc = check_sync_during_capture(hStream);
+    // Potentially unsafe: refused beside another thread's GLOBAL capture (the H100, driver 580).
+    if (rc == CUDA_SUCCESS) rc = check_unsafe_during_capture();
     if (rc == CUDA_SUCCESS) forget_synchronized_frees(&hStream);
     return rc;
 }

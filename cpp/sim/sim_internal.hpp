@@ -428,6 +428,9 @@ bool host_readable(uintptr_t p, size_t n);
 CUresult check_range(uintptr_t p, size_t n, Resolved* out);
 // Host-pool memory is accessible from a device only once it was granted access.
 CUresult check_device_access(const Resolved& r, int dev);
+// The same for one side of a copy on device `dev`'s stream, where page-locked
+// host-pool memory needs no grant (the driver copies to and from it for any device).
+CUresult check_copy_access(const Resolved& r, int dev);
 
 // Access log (access_log.cpp; any lock state): the entry point this thread is
 // in, a call naming unmapped simulator memory, the stream of a successful free.
@@ -487,8 +490,9 @@ using GraphOp = std::function<CUresult(CUstream)>;
 // of CUgraphNodeType `type`, was added to the capture's graph, or the capture
 // had been invalidated).
 bool capture_op(CUstream hStream, GraphOp op, CUresult* rc, int type);
-// A potentially unsafe call (pool creation and destruction, imports, access,
-// context synchronization): while a GLOBAL capture runs in any thread, or a
+// A potentially unsafe call (pool creation and destruction, exports, imports,
+// access, synchronous allocation and free, context, stream and event
+// synchronization): while a GLOBAL capture runs in any thread, or a
 // THREAD_LOCAL one of this thread, and this thread's mode is not RELAXED, it
 // invalidates them and returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
 CUresult check_unsafe_during_capture();

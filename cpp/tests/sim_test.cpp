@@ -238,6 +238,58 @@ TEST_F(Sim, DevicesAndAttributes) {
     EXPECT_EQ(CUDA_ERROR_INVALID_DEVICE, D.cuDeviceCanAccessPeer(&peer, 0, 3));
 }
 
+// Beside another thread's GLOBAL capture a thread in GLOBAL mode may not synchronize (an H100,
+// driver 580: even an unrelated stream); the refusal invalidates the capture. RELAXED may.
+TEST_F(Sim, SynchronizingBesideAnotherThreadsGlobalCaptureIsRefused) {
+    CUstream other = nullptr;
+    OK(D.cuStreamCreateWithPriority(&other, CU_STREAM_NON_BLOCKING, 0));
+    OK(D.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CUresult synced = CUDA_SUCCESS, event_synced = CUDA_SUCCESS, relaxed = CUDA_ERROR_UNKNOWN;
+    std::thread t([&] {
+        D.cuCtxSetCurrent(ctx_);
+        CUevent e = nullptr;
+        D.cuEventCreate(&e, CU_EVENT_DISABLE_TIMING);
+        synced = D.cuStreamSynchronize(other);
+        event_synced = D.cuEventSynchronize(e);
+        CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+        D.cuThreadExchangeStreamCaptureMode(&mode);
+        relaxed = D.cuStreamSynchronize(other);
+        D.cuThreadExchangeStreamCaptureMode(&mode);
+        D.cuEventDestroy(e);
+    });
+    t.join();
+    EXPECT_EQ(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, synced);
+    EXPECT_EQ(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, event_synced);
+    EXPECT_EQ(CUDA_SUCCESS, relaxed);
+    CUgraph g = nullptr;
+    EXPECT_EQ(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, D.cuStreamEndCapture(stream_, &g));
+    OK(D.cuStreamSynchronize(other));  // no capture now
+    OK(D.cuStreamDestroy(other));
+}
+
+// A copy into a host pool needs no device access grant: an H100 (driver 580) copies device memory
+// into a pinned pool whose access for that device was set with flags 0 (PROT_NONE).
+TEST_F(Sim, CopiesIntoAHostPoolNeedNoDeviceAccessGrant) {
+    CUmemoryPool device_pool = make_pool(false);
+    CUmemoryPool host_pool = make_pool(false, CU_MEM_LOCATION_TYPE_HOST);
+    CUmemAccessDesc none{};
+    none.location = CUmemLocation{CU_MEM_LOCATION_TYPE_DEVICE, 0};
+    none.flags = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+    OK(D.cuMemPoolSetAccess(host_pool, &none, 1));
+    CUdeviceptr src = alloc(device_pool, 64), dst = alloc(host_pool, 64);
+    OK(D.cuMemsetD8Async(src, 0x3C, 64, stream_));
+    OK(D.cuMemcpyAsync(dst, src, 64, stream_));
+    OK(D.cuMemcpyAsync(src, dst, 64, stream_));
+    OK(D.cuStreamSynchronize(stream_));
+    EXPECT_EQ(0x3C, *reinterpret_cast<const unsigned char*>(dst));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuMemsetD8Async(dst, 0, 64, stream_));  // a fill still needs the grant
+    OK(D.cuMemFreeAsync(dst, stream_));
+    OK(D.cuMemFreeAsync(src, stream_));
+    OK(D.cuStreamSynchronize(stream_));
+    OK(D.cuMemPoolDestroy(host_pool));
+    OK(D.cuMemPoolDestroy(device_pool));
+}
+
 TEST_F(Sim, ContextsArePerThread) {
     CUcontext cur = nullptr;
     OK(D.cuCtxGetCurrent(&cur));
@@ -1036,6 +1088,18 @@ TEST_F(Sim, GreenContextsFromDisjointSmSplits) {
     EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, D.cuDevResourceGenerateDesc(&two, mixed, 2));
     CUdevResource pair[2] = {groups[0], groups[1]};  // outputs of one split do
     OK(D.cuDevResourceGenerateDesc(&two, pair, 2));
+    // A resource is a plain value: two identical split calls give the same values, which combine
+    // (an H100, driver 580); the outputs of a split with other parameters do not.
+    CUdevResource same[3], same_rest, wider[1], wider_rest;
+    unsigned three = 3, just_one = 1;
+    OK(D.cuDevSmResourceSplitByCount(same, &three, &all, &same_rest, 0, 30));
+    EXPECT_EQ(0, std::memcmp(&same[1], &groups[1], sizeof same[1]));
+    CUdevResource identical[2] = {groups[0], same[1]};
+    CUdevResourceDesc from_two_calls = nullptr;
+    OK(D.cuDevResourceGenerateDesc(&from_two_calls, identical, 2));
+    OK(D.cuDevSmResourceSplitByCount(wider, &just_one, &all, &wider_rest, 0, 64));
+    CUdevResource different[2] = {groups[0], wider[0]};
+    EXPECT_EQ(CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION, D.cuDevResourceGenerateDesc(&from_two_calls, different, 2));
     CUgreenCtx both = nullptr;
     OK(D.cuGreenCtxCreate(&both, two, 0, 1));
     CUdevResource joined;
@@ -1766,9 +1830,17 @@ TEST_F(Sim, GraphStructureEdgesRemovalAndConditionalNodes) {
     OK(D.cuGraphLaunch(exec, stream_));
     EXPECT_EQ(std::vector<unsigned char>(16, 0x7), read(mem, 16));
     OK(D.cuGraphExecDestroy(exec));
+    // A condition belongs to one conditional node (an H100, driver 580): a second one naming it is refused.
+    np.conditional.type = CU_GRAPH_COND_TYPE_IF;
+    np.conditional.size = 1;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphAddNode(&bad, cg, &cond, nullptr, 1, &np));
+    // A graph a node owns is instantiated only with its owner's graph.
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuGraphInstantiateWithParams(&exec, then_body, &ip));
     // A WHILE whose condition nothing can clear: the launch fails instead of spinning.
+    CUgraphConditionalHandle forever = 0;
+    OK(D.cuGraphConditionalHandleCreate(&forever, cg, ctx_, 1, CU_GRAPH_COND_ASSIGN_DEFAULT));
     np.conditional.type = CU_GRAPH_COND_TYPE_WHILE;
-    np.conditional.handle = yes;
+    np.conditional.handle = forever;
     CUgraphNode loop = nullptr;
     OK(D.cuGraphAddNode(&loop, cg, &cond, nullptr, 1, &np));
     OK(D.cuGraphInstantiateWithParams(&exec, cg, &ip));
@@ -1814,8 +1886,8 @@ TEST_F(Sim, ExplicitMemoryNodesPinTheGraphStructure) {
     OK(D.cuGraphMemFreeNodeGetParams(free_node, &freed));
     EXPECT_EQ(ap.dptr, freed);
     // A graph holding memory nodes: no node destroyed, no edge removed (edges may be added).
-    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphDestroyNode(after));
-    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphRemoveDependencies(g, &alloc, &after, nullptr, 1));
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuGraphDestroyNode(after));  // as an H100 with driver 580 answers
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuGraphRemoveDependencies(g, &alloc, &after, nullptr, 1));
     OK(D.cuGraphAddDependencies(g, &alloc, &free_node, nullptr, 1));
     ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_HOST;  // host graph memory: not modelled
     EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuGraphAddMemAllocNode(&bad, g, nullptr, 0, &ap));

@@ -328,16 +328,22 @@ cdef class GraphBuilder:
 
     @property
     def graph_definition(self) -> GraphDefinition:
-        """The captured graph as a :class:`~graph.GraphDefinition` view (primary
-        builders, after :meth:`end_building`; the view outlives the builder).
+        """The captured graph as a :class:`~graph.GraphDefinition` view (the view
+        outlives the builder): for primary builders after :meth:`end_building`;
+        for conditional-body builders (from :meth:`if_then`, :meth:`if_else`,
+        :meth:`switch`, :meth:`while_loop`) also before :meth:`begin_building`,
+        since the body graph exists from the conditional node's creation, so it
+        may be filled through the view without ever capturing into it.
 
         Raises :class:`RuntimeError` if the builder is closed, forked, building,
-        or has not started building.
+        or (a primary builder) has not started building.
         """
         self._check_open()
         if self._kind == _FORKED:
             raise RuntimeError("A forked GraphBuilder has no graph of its own; use the primary builder")
         if self._state == _NOT_STARTED:
+            if self._kind == _CONDITIONAL:
+                return GraphDefinition_view(self._body)
             raise RuntimeError("graph_definition is not available before begin_building() (no graph yet)")
         if self._state == _CAPTURING:
             raise RuntimeError("graph_definition is not available while the capture is in progress; "

@@ -141,8 +141,26 @@ _THERMAL_TARGET_VALUES = {v: k for k, v in _THERMAL_TARGETS.items()}
 _NVLINK_VERSIONS = {1: (1, 0), 2: (2, 0), 3: (2, 2), 4: (3, 0), 5: (3, 1), 6: (4, 0), 7: (5, 0), 8: (6, 0)}
 _PSTATE_UNKNOWN = 32
 _MAX_THERMAL_SENSORS_PER_GPU = 3
-# nvml.h: a thermal sensor record is five 32-bit fields (controller, min, max, current, target).
-_THERMAL_SENSOR_RECORD_BYTES = 20
+
+
+# The records that ThermalSensor and GpuDynamicPstatesUtilization view, read by address
+# with nvml.h's layouts (as upstream reads them): the record types of cuda-bindings differ
+# between its releases (their from_ptr takes a size argument in some and not in others).
+class _ThermalSensorRecord(ctypes.Structure):
+    """One sensor of nvmlGpuThermalSettings_t."""
+
+    _fields_ = [("controller", ctypes.c_int), ("default_min_temp", ctypes.c_int),
+                ("default_max_temp", ctypes.c_int), ("current_temp", ctypes.c_int), ("target", ctypes.c_int)]
+
+
+class _PstateUtilizationRecord(ctypes.Structure):
+    """One utilization domain of nvmlGpuDynamicPstatesInfo_t."""
+
+    _fields_ = [("b_is_present", ctypes.c_uint), ("percentage", ctypes.c_uint),
+                ("inc_threshold", ctypes.c_uint), ("dec_threshold", ctypes.c_uint)]
+
+
+_THERMAL_SENSOR_RECORD_BYTES = ctypes.sizeof(_ThermalSensorRecord)
 
 
 # The NVML value of `key` in `table`, or ValueError naming the choices of `enum`.
@@ -886,8 +904,8 @@ class GpuDynamicPstatesUtilization:
     """
 
     def __init__(self, ptr: int, owner: object):
-        self._owner = owner
-        self._utilization = type(owner.utilization).from_ptr(ptr, 1, True, owner)
+        self._owner = owner  # keeps the record's memory alive
+        self._utilization = _PstateUtilizationRecord.from_address(ptr)
 
     @property
     def is_present(self) -> bool:
@@ -910,8 +928,7 @@ class GpuDynamicPstatesUtilization:
         return int(self._utilization.dec_threshold)
 
 
-# Size of one utilization record (bIsPresent, percentage, incThreshold, decThreshold: four unsigned ints).
-_PSTATE_UTILIZATION_RECORD_BYTES = 16
+_PSTATE_UTILIZATION_RECORD_BYTES = ctypes.sizeof(_PstateUtilizationRecord)
 
 
 class GpuDynamicPstatesInfo:
@@ -995,8 +1012,8 @@ class ThermalSensor:
     """One sensor of :class:`ThermalSettings` (a view into its owner's result)."""
 
     def __init__(self, ptr: int, owner: object):
-        self._owner = owner
-        self._sensor = type(owner.sensor).from_ptr(ptr, 1, True, owner)
+        self._owner = owner  # keeps the record's memory alive
+        self._sensor = _ThermalSensorRecord.from_address(ptr)
 
     @property
     def controller(self) -> ThermalController:
