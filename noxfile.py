@@ -142,6 +142,29 @@ def capture(session, *cmd, env=None, cwd=None, timeout=None):
         return 124, (out.decode(errors="replace") if isinstance(out, bytes) else out) + f"\n[timed out after {timeout} s]"
 
 
+def capture_showing(session, *cmd, show: str, env=None, cwd=None):
+    """capture(), printing as they come the output lines that match the regular expression `show` (a long step's
+    progress), the rest only collected; returns (exit status, stdout+stderr)."""
+    full_env = dict(os.environ)
+    location = getattr(session.virtualenv, "location", None)
+    if location and Path(location, "bin").is_dir():
+        full_env["PATH"] = session.bin + os.pathsep + full_env.get("PATH", "")
+        full_env["VIRTUAL_ENV"] = location
+    full_env.update(env or {})
+    lines = []
+    with subprocess.Popen([str(c) for c in cmd], env=full_env, cwd=cwd, text=True, errors="replace",
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as proc:
+        for line in proc.stdout:
+            lines.append(line)
+            if re.search(show, line):
+                print("    " + line.strip(), flush=True)
+    return proc.returncode, "".join(lines)
+
+
+# The build's progress lines (setup.py): one per extension module compiled, of the total
+BUILD_PROGRESS = r"cuda-core-ipcsafe: (\[|compiling|\d+ extension)"
+
+
 def checked_output(session, *cmd, env=None) -> str:
     """stdout+stderr of cmd, run in build/ (nothing of the source tree on sys.path); FAIL on a non-zero status."""
     rc, out = capture(session, *cmd, env=env, cwd=str(BUILD))
@@ -320,15 +343,16 @@ def wheel(session):
     # the zig executable itself: pip's isolated build environment hides this venv's packages from its python
     zig = session.run("python", "-c", "import ziglang, pathlib; print(pathlib.Path(ziglang.__file__).parent / 'zig')",
                       silent=True).strip()
+    zig_version = session.run(zig, "version", external=True, silent=True).strip()
     toolchain = BUILD / "wheel" / "zig"
     toolchain.mkdir()
     for name in ("cc", "c++"):
         script = toolchain / name
-        script.write_text(f'#!/bin/sh\nexec "{zig}" {name} -target x86_64-linux-gnu.{WHEEL_GLIBC} "$@"\n')
+        script.write_text(f'#!/bin/sh\n# zig {zig_version}\nexec "{zig}" {name} -target x86_64-linux-gnu.{WHEEL_GLIBC} "$@"\n')
         script.chmod(0o755)
     cc, cxx = str(toolchain / "cc"), str(toolchain / "c++")
     build_env = {"CC": cc, "CXX": cxx, "LDSHARED": f"{cc} -shared", "LDCXXSHARED": f"{cxx} -shared",
-                 "CUDA_CORE_BUILD_JOBS": str(os.cpu_count() or 2)}
+                 "CCACHE_COMPILERCHECK": "content"}   # the scripts are made anew each time; their content names zig's version
     build = ["env", "-u", "CUDA_HOME", "-u", "CUDA_PATH", *[f"{k}={v}" for k, v in build_env.items()],
              "python", "-m", "pip", "wheel", "-v", "--no-deps", "-w", str(raw), str(ROOT)]
 
@@ -348,7 +372,8 @@ def wheel(session):
         cmd = build
         session.log("no CUDA toolkit on this machine: nothing to hide")
     fresh_setuptools_build()
-    rc, out = capture(session, *cmd)
+    session.log(f"building; the whole output goes to {BUILD / 'wheel' / 'build.log'}")
+    rc, out = capture_showing(session, *cmd, show=BUILD_PROGRESS)
     (BUILD / "wheel" / "build.log").write_text(out)
     if rc != 0:
         print(out[-6000:])
@@ -360,7 +385,7 @@ def wheel(session):
 
     built = sorted(raw.glob("cuda_core_ipcsafe-*.whl"))
     shown = session.run("auditwheel", "show", str(built[0]), silent=True)
-    print(shown)
+    print("\n".join(line for line in shown.splitlines() if not line.startswith("INFO:")))   # its log lines
     session.run("auditwheel", "repair", "--plat", WHEEL_PLATFORM, "-w", str(DIST), str(built[0]), silent=True)
     repaired = the_wheel(session)
     session.run("python", "ci/check_wheel.py", str(repaired), "--max-glibc", WHEEL_GLIBC, "--platform", WHEEL_PLATFORM)
@@ -444,11 +469,21 @@ def real_driver_present() -> bool:
 @nox.session
 @step
 def main_job(session):
-    """The main job (README): `pip install .`, then examples/share_buffer.py; the simulator when no driver."""
+    """The main job (README): `pip install .`, then examples/share_buffer.py; the simulator when no driver. Under
+    ci/test.sh (CUDA_CORE_REUSE_WHEEL=1) it installs the wheel session's build instead: the package is built once."""
     t0 = time.monotonic()
-    fresh_setuptools_build()
-    session.install("--force-reinstall", "--no-deps", ".")
-    installed = round(time.monotonic() - t0)
+    if os.environ.get("CUDA_CORE_REUSE_WHEEL") == "1":   # ci/test.sh: the wheel session's build serves here too
+        session.install("--force-reinstall", "--no-deps", str(the_wheel(session)))
+        how = f"installed {the_wheel(session).name} (the wheel session's build)"
+    else:
+        session.log("pip install . (the build's progress below; pip install -v . shows it to a user)")
+        rc, out = capture_showing(session, "python", "-m", "pip", "install", "-v", "--force-reinstall", "--no-deps", ".",
+                                  show=BUILD_PROGRESS, cwd=str(ROOT))
+        (BUILD / "main_job-pip-install.log").write_text(out)
+        if rc != 0:
+            print(out[-6000:])
+            fail(session, f"pip install . failed (log: {BUILD / 'main_job-pip-install.log'})")
+        how = f"pip install . took {round(time.monotonic() - t0)} s"
     session.install("numpy")   # the example reads the buffers back through numpy
     env = {}
     if not os.environ.get("CUDA_CORE_DRIVER_LIBRARY") and not real_driver_present():
@@ -459,7 +494,7 @@ def main_job(session):
     if rc != 0:
         fail(session, f"examples/share_buffer.py failed (exit status {rc})")
     driver = "simulated driver" if env else "real driver"
-    return f"pip install . took {installed} s; example ran on the {driver}"
+    return f"{how}; example ran on the {driver}"
 
 
 # --------------------------------------------------------------------------- comparisons with NVIDIA's cuda-core

@@ -79,6 +79,26 @@ def test_import_into_pool_that_did_not_export_it(ipc_mr, mr2, stream):
     buf.close()
 
 
+def test_import_in_the_exporting_process_says_so(ipc_mr, stream):
+    """The exporter's own resource cannot import its descriptor (the driver refuses a pool that was not imported:
+    CUDA_ERROR_INVALID_VALUE, upstream 1.2.2's CUDAError); the message says why, for a descriptor that went through
+    pickle too, and in the batch import."""
+    from cuda.core import Buffer, CUDAError
+
+    buf = ipc_mr.allocate(256, stream=stream)
+    desc = buf.ipc_descriptor
+    said = "was created in this process"
+    exc = expect_raises("error table: import in the exporting process", CUDAError,
+                        lambda: Buffer.from_ipc_descriptor(ipc_mr, desc, stream=stream), said)
+    assert str(exc).startswith("CUDA_ERROR_INVALID_VALUE: "), str(exc)
+    assert "descriptor" in str(exc) and "another process" in str(exc), str(exc)
+    expect_raises("error table: import in the exporting process", CUDAError,
+                  lambda: Buffer.from_ipc_descriptor(ipc_mr, pickle.loads(pickle.dumps(desc)), stream=stream), said)
+    [batch_exc] = Buffer.from_ipc_descriptors(ipc_mr, [desc], stream=stream, return_exceptions=True)
+    assert isinstance(batch_exc, CUDAError) and said in str(batch_exc), batch_exc
+    buf.close()
+
+
 def _check_child_rows(rows, kind):
     assert rows["is_mapped"] == ("ok", True)
     assert rows["allocate_mapped"] == ("TypeError", "Cannot allocate from a mapped IPC-enabled memory resource")

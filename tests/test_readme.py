@@ -50,3 +50,44 @@ def test_installed_metadata_points_nowhere_outside_the_repository():
     assert "cuda-core-ipcsafe" in description
     assert "](../" not in description and "../shared" not in description
     assert not [v for k, v in meta.items() if k in ("Home-page", "Project-URL", "Download-URL")]
+
+
+def _default_sessions():
+    """noxfile.py's nox.options.sessions (what `nox -l` marks as default), read without importing nox."""
+    import ast
+
+    tree = ast.parse((ROOT / "noxfile.py").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "nox.options.sessions":
+            return ast.literal_eval(node.value)
+    raise AssertionError("noxfile.py sets no nox.options.sessions")
+
+
+def test_the_sessions_table_names_every_default_session():
+    text = (ROOT / "README.md").read_text()
+    table = text[text.index("| nox session | what it checks |"):]
+    table = table[:table.index("\n\n")]
+    named = set()
+    for row in table.splitlines()[2:]:
+        named |= set(re.findall(r"`([^`]+)`", row.split("|")[1]))
+    missing = [s for s in _default_sessions() if s not in named]
+    assert missing == [], f"default nox sessions the README's table does not name: {missing}"
+
+
+def test_the_wheel_name_the_readme_gives_is_the_one_built():
+    text = (ROOT / "README.md").read_text()
+    shown = re.search(r"-> dist/(cuda_core_ipcsafe-\S+\.whl)", text)
+    assert shown, "the README names no wheel after `bash ci/nox.sh -s wheel`"
+    pattern = re.escape(shown.group(1)).replace(re.escape("<version>"), r"[^-]+").replace("cp3XX", r"cp3\d+")
+    built = sorted((ROOT / "dist").glob("cuda_core_ipcsafe-*.whl"))
+    if not built:
+        pytest.skip("no wheel in dist/ (the wheel session builds it)")
+    assert [w.name for w in built if not re.fullmatch(pattern, w.name)] == [], (shown.group(1), built)
+
+
+def test_the_readme_names_the_runtime_dependencies():
+    declared = re.search(r"^dependencies = \[(.*)\]", (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    text = (ROOT / "README.md").read_text()
+    assert "no runtime dependencies" not in text
+    for dist in re.findall(r'"([A-Za-z0-9_.-]+)', declared):
+        assert f"runtime dependency, {dist}" in text or f"runtime dependencies, {dist}" in text, dist

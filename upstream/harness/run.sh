@@ -65,8 +65,13 @@ run() {
     local bin=$1 expect=$2 name=$3; shift 3
     local out rc=0
     out=$(timeout $((WATCHDOG + 20)) "$bin" "$@" 2>"$OUT/last.stderr") || rc=$?
-    echo "$out"
-    if [[ -s "$OUT/last.stderr" ]]; then head -n 5 "$OUT/last.stderr" | sed "s/^/    stderr: /"; fi
+    # A failure the unpatched code is run to show (a deadlock, wrong results) is labelled so where it is printed.
+    local label=""
+    if [[ $expect == deadlock && $rc -eq 3 ]] || [[ $expect == nodeadlock && $rc -eq 1 ]]; then
+        label="expected of the unpatched upstream code: "
+    fi
+    printf '%s\n' "$out" | sed "s/^/$label/"
+    if [[ -s "$OUT/last.stderr" ]]; then head -n 5 "$OUT/last.stderr" | sed "s/^/    ${label}stderr: /"; fi
     if [[ $expect == ok && $rc -eq 0 ]]; then record "PASS  $name: completed, all imports read back correctly"
     elif [[ $expect == deadlock && $rc -eq 3 ]]; then record "PASS  $name: deadlock detected by the watchdog, as expected"
     elif [[ $expect == nodeadlock && ( $rc -eq 0 || $rc -eq 1 ) ]]; then

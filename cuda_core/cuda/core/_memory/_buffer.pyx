@@ -145,7 +145,10 @@ cdef class Buffer:
         RuntimeError
             If `mr` is closed or not IPC-enabled.
         CUDAError
-            If the driver cannot map the allocation (for instance, it was freed).
+            If the driver cannot map the allocation (for instance, it was freed),
+            or `mr` was created in this process rather than imported (the
+            exporting process cannot import its own descriptors; the message
+            says so).
         """
         return Buffer_from_ipc_descriptor(mr, ipc_descriptor, stream)
 

@@ -34,6 +34,7 @@ from cuda.core._resource_handles cimport (
     StreamHandle, check, deviceptr_export_ipc, deviceptr_import_ipc, deviceptr_import_ipc_batch, deviceptr_size,
     ipc_descriptor_check, ipc_descriptor_payload, ipc_export_checksum, ipc_size_checksum, memory_pool_export_fd,
     memory_pool_import_ipc, not_instantiable, primary_context, raise_driver_error, raise_last_error, size_arg,
+    take_last_error,
 )
 from cuda.core._stream cimport Stream, as_stream
 
@@ -512,7 +513,7 @@ cdef Buffer Buffer_from_ipc_descriptor(object mr, object ipc_descriptor, object 
     # outermost lock: DESIGN.md, lock order).
     h = deviceptr_import_ipc(pool, data, sh)
     if not h:
-        raise_last_error()
+        raise _import_error(pool_mr, take_last_error())
     # A size the exporter did not write is checked against the mapping (a driver query).
     mapped = 0 if size_is_exporters else deviceptr_size(h)
     if mapped and desc._size > mapped:
@@ -529,6 +530,25 @@ cdef object _driver_error(CUresult code):
     except Exception as exc:
         return exc
     return RuntimeError("cuda.core internal error: a failed import without an error code")
+
+
+cdef object _import_error(_MemPool mr, CUresult code):
+    """The CUDAError for a failed import through `mr`: raise_driver_error's, which also says why when `mr` was made in
+    this process. The driver maps another process's allocation only through that process's pool imported here, and
+    refuses a pool made here, the exporter's own included, with CUDA_ERROR_INVALID_VALUE (upstream 1.2.2 raises that
+    CUDAError with the bare text)."""
+    exc = _driver_error(code)
+    if mr._mapped or getattr(exc, "code", None) != 1:   # 1: CUDA_ERROR_INVALID_VALUE
+        return exc
+    kind = type(mr).__name__
+    try:
+        raise_driver_error(code, f"{exc}: this {kind} was created in this process, not imported from the exporting "
+                                 f"one: a buffer's IPC descriptor is imported in another process, through the "
+                                 f"exporter's {kind} sent there (pickled, or {kind}.from_allocation_handle). The "
+                                 f"process that exported a buffer uses the Buffer itself")
+    except Exception as hinted:
+        return hinted
+    return exc
 
 
 cdef list Buffer_from_ipc_descriptors(object mr, object ipc_descriptors, object stream, bint return_exceptions):
@@ -582,7 +602,7 @@ cdef list Buffer_from_ipc_descriptors(object mr, object ipc_descriptors, object 
     failed = []
     for i in range(n):
         if not handles[i]:
-            exc = _driver_error(errors[i])
+            exc = _import_error(pool_mr, errors[i])
         else:
             desc = <IPCBufferDescriptor>descs[i]
             # A size the exporter did not write is checked against the mapping.
