@@ -20,6 +20,7 @@ except ImportError:   # loaded with tests/scenarios itself on sys.path, beside a
 
 def pytest_addoption(parser):
     parser.addoption("--rounds", type=int, default=1, help="run the collected tests this many times in one process")
+    parser.addoption("--report-every", type=int, default=10, help="print what the process holds every N rounds")
 
 
 def pytest_collection_modifyitems(session, config, items):
@@ -52,31 +53,33 @@ def _snapshot() -> dict:
 
 
 class _Tracker:
-    def __init__(self, round_size: int):
-        self.round_size, self.done, self.rows = round_size, 0, []
+    def __init__(self, round_size: int, every: int):
+        self.round_size, self.every, self.done, self.rows = round_size, max(1, every), 0, []
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logfinish(self, nodeid, location):
         self.done += 1
         if self.round_size and self.done % self.round_size == 0:
             round_no = self.done // self.round_size
-            if round_no == 1 or round_no % 10 == 0:
+            if round_no == 1 or round_no % self.every == 0:
                 snap = _snapshot()
                 self.rows.append((round_no, snap))
                 print(f"\nrepeat: round {round_no}: fds {snap['fds']} (+{snap['driver_fds']} driver), rss {snap['rss_mib']:.1f} MiB, "
                       f"ipc cache {snap['ipc_cache']}", flush=True)
 
     def pytest_terminal_summary(self, terminalreporter):
-        tenth = [r for r in self.rows if r[0] >= 10]
+        warm = [r for r in self.rows if r[0] > 1]   # the first round warms caches up: growth counts after it
+        tenth = warm if len(warm) >= 2 else self.rows
         if len(tenth) >= 2:
             (r0, a), (r1, b) = tenth[0], tenth[-1]
             per = r1 - r0
             terminalreporter.write_line(
-                f"repeat: rounds {r0}..{r1}: growth per round after round 10: fds {(b['fds'] - a['fds']) / per:+.2f}, "
+                f"repeat: rounds {r0}..{r1}: growth per round: fds {(b['fds'] - a['fds']) / per:+.2f}, "
                 f"rss {(b['rss_mib'] - a['rss_mib']) / per:+.2f} MiB, ipc cache {a['ipc_cache']} -> {b['ipc_cache']}")
 
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session):
     size = getattr(session.config, "_repeat_round_size", len(session.items))
-    session.config.pluginmanager.register(_Tracker(size), "repeat-tracker")
+    session.config.pluginmanager.register(_Tracker(size, session.config.getoption("--report-every")),
+                                          "repeat-tracker")
