@@ -5,9 +5,11 @@ backs the module cuda.core.system.
 
 ``_tls.devices`` is the calling thread's list of Device singletons, one per
 ordinal (test suites reset it with ``del _tls.devices``)."""
+from cpython.object cimport PyObject
+from cpython.tuple cimport PyTuple_GET_SIZE
 from libc.stdint cimport uintptr_t
 
-from cuda.core._context cimport Context, context_for_new_work, note_current, noted_current
+from cuda.core._context cimport Context, context_for_new_work, note_current, note_primary_current, noted_current
 from cuda.core._device_resources cimport context_resources, DeviceResources
 from cuda.core._event cimport Event
 from cuda.core._resource_handles cimport (
@@ -18,6 +20,18 @@ from cuda.core._resource_handles cimport (
 from libcpp.vector cimport vector
 from cuda.core._stream cimport Stream, default_stream
 from cuda.core.graph._graph_builder cimport GraphBuilder_for_stream
+
+cdef extern from *:
+    """
+    typedef PyObject* (*cuda_core_vectorcallfunc)(PyObject*, PyObject* const*, size_t, PyObject*);
+    /* Sets a type's own vectorcall (the fast path of calling the type object; never inherited). */
+    static void cuda_core_set_type_vectorcall(PyObject* type, cuda_core_vectorcallfunc call) {
+        ((PyTypeObject*)type)->tp_vectorcall = call;
+    }
+    """
+    ctypedef PyObject* (*vectorcallfunc "cuda_core_vectorcallfunc")(PyObject*, PyObject**, size_t, PyObject*)
+    void set_type_vectorcall "cuda_core_set_type_vectorcall"(object type, vectorcallfunc call)
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
 
 import operator
 import threading
@@ -542,6 +556,38 @@ for _name, _attribute, _kind, _doc in _DEVICE_ATTRIBUTES:
 del _name, _attribute, _kind, _doc
 
 
+# The calling thread's Device of `device_id` (None: the current device, else 0), made on first use as an
+# instance of `cls`: Device.__new__. TypeError for a non-int, ValueError outside [0, device count).
+cdef object _device_singleton(object cls, object device_id):
+    cdef int ordinal
+    cdef list devices
+    if isinstance(device_id, Device):
+        return device_id
+    require_driver()
+    if device_id is None:
+        ordinal = current_device_ordinal()
+        device_id = 0 if ordinal < 0 else ordinal
+    else:
+        try:
+            device_id = operator.index(device_id)
+        except TypeError:
+            raise TypeError(f"device_id must be an int or a Device, not {type(device_id).__name__}") from None
+    devices = getattr(_tls, "devices", None)
+    if devices is None:
+        n = device_count()
+        devices = []
+        for ordinal in range(n):
+            dev = object.__new__(cls)
+            dev._id = ordinal
+            dev._memory_resource = None
+            dev._properties = None
+            devices.append(dev)
+        _tls.devices = devices
+    if not 0 <= device_id < len(devices):
+        raise ValueError(f"device_id must be within [0, {len(devices)}), got {device_id}")
+    return devices[device_id]
+
+
 class Device:
     """A CUDA device, the entry point for streams, events and memory.
 
@@ -569,31 +615,7 @@ class Device:
     __slots__ = ("_id", "_memory_resource", "_properties", "__weakref__")
 
     def __new__(cls, device_id=None):
-        if isinstance(device_id, Device):
-            return device_id
-        require_driver()
-        if device_id is None:
-            ordinal = current_device_ordinal()
-            device_id = 0 if ordinal < 0 else ordinal
-        else:
-            try:
-                device_id = operator.index(device_id)
-            except TypeError:
-                raise TypeError(f"device_id must be an int or a Device, not {type(device_id).__name__}") from None
-        devices = getattr(_tls, "devices", None)
-        if devices is None:
-            n = device_count()
-            devices = []
-            for ordinal in range(n):
-                dev = object.__new__(cls)
-                dev._id = ordinal
-                dev._memory_resource = None
-                dev._properties = None
-                devices.append(dev)
-            _tls.devices = devices
-        if not 0 <= device_id < len(devices):
-            raise ValueError(f"device_id must be within [0, {len(devices)}), got {device_id}")
-        return devices[device_id]
+        return _device_singleton(cls, device_id)
 
     @classmethod
     def get_all_devices(cls):
@@ -774,7 +796,7 @@ class Device:
             return Context._wrap(h) if h else None
         h = primary_context(self._id)
         check(driver().cuCtxSetCurrent_(h.get().context))
-        note_current(Context._wrap(h))
+        note_primary_current(h)
 
     def create_context(self, options=None):
         """Create a green context on this device from device resources; it is
@@ -1137,6 +1159,30 @@ class Device:
             return f"<Device {self._id} ({self.name})>"
         except Exception:
             return f"<Device {self._id}>"
+
+
+# `Device(...)` without keywords calls _device_singleton straight from the interpreter (the type's
+# vectorcall: no `__new__` lookup, no argument tuple, no `__init__`); a subclass, and any call with
+# keywords, takes the ordinary path through Device.__new__, with the same results and errors.
+cdef object _device_vectorcall(object cls, PyObject** args, size_t nargsf, PyObject* kwnames):
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef Py_ssize_t nkw = 0 if kwnames == NULL else PyTuple_GET_SIZE(<object>kwnames)
+    cdef Py_ssize_t i
+    if nkw == 0:
+        if nargs == 0:
+            return _device_singleton(cls, None)
+        if nargs == 1:
+            return _device_singleton(cls, <object>args[0])
+    positional = []
+    for i in range(nargs):
+        positional.append(<object>args[i])
+    keywords = {}
+    for i in range(nkw):
+        keywords[(<tuple>kwnames)[i]] = <object>args[nargs + i]
+    return type.__call__(cls, *positional, **keywords)
+
+
+set_type_vectorcall(Device, <vectorcallfunc>_device_vectorcall)
 
 
 class _System:

@@ -71,6 +71,25 @@ cdef class IPCEventDescriptor:
         return "<IPCEventDescriptor>"
 
 
+# The cuEventCreate flags `options` (an EventOptions, or a dict of its fields) asks for; TypeError for
+# anything else, or for IPC together with timing.
+cdef unsigned int _event_flags(object options) except? 0xffffffff:
+    cdef unsigned int flags = 0
+    if isinstance(options, dict):
+        options = EventOptions(**options)
+    elif not isinstance(options, EventOptions):
+        raise TypeError(f"options must be an EventOptions, not {type(options).__name__}")
+    if not options.timing_enabled:
+        flags |= CU_EVENT_DISABLE_TIMING
+    if options.blocking_sync:
+        flags |= CU_EVENT_BLOCKING_SYNC
+    if options.ipc_enabled:
+        if options.timing_enabled:
+            raise TypeError("IPC-enabled events must have timing disabled")
+        flags |= CU_EVENT_INTERPROCESS
+    return flags
+
+
 cdef class Event:
     """A marker in a stream's work, for synchronization and timing.
 
@@ -91,21 +110,9 @@ cdef class Event:
     @staticmethod
     cdef Event _create_in(const ContextHandle& ctx, object options):
         cdef Event e
-        cdef unsigned int flags = 0
-        if options is None:
-            options = EventOptions()
-        elif isinstance(options, dict):
-            options = EventOptions(**options)
-        elif not isinstance(options, EventOptions):
-            raise TypeError(f"options must be an EventOptions, not {type(options).__name__}")
-        if not options.timing_enabled:
-            flags |= CU_EVENT_DISABLE_TIMING
-        if options.blocking_sync:
-            flags |= CU_EVENT_BLOCKING_SYNC
-        if options.ipc_enabled:
-            if options.timing_enabled:
-                raise TypeError("IPC-enabled events must have timing disabled")
-            flags |= CU_EVENT_INTERPROCESS
+        cdef unsigned int flags = CU_EVENT_DISABLE_TIMING   # EventOptions()'s: no timing, no blocking sync, no IPC
+        if options is not None:
+            flags = _event_flags(options)
         e = Event.__new__(Event)
         e._h = create_event_handle(ctx, flags)
         if not e._h:
