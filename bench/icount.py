@@ -443,6 +443,8 @@ def read_baseline(path):
 
 def check(ours, path):
     """(ok, lines): every row of ours against the baseline file."""
+    if not Path(path).is_file():
+        return False, [f"gate: FAIL: no baseline file {path} (write one with --write-baseline)"]
     counts, tolerance, meta = read_baseline(path)
     lines = [f"gate: ours' Ir per operation outside the simulator vs {path} (tolerance {tolerance:.1%})"]
     ok = True

@@ -3,7 +3,7 @@
 """Context and ContextOptions (upstream module path ``cuda.core._context``): a
 device's primary context, or a green context made from device resources
 (:meth:`Device.create_context`)."""
-from cpython.dict cimport PyDict_GetItem, PyDict_SetItem
+from cpython.dict cimport PyDict_GetItemWithError, PyDict_SetItem
 from cpython.object cimport PyObject
 from cpython.pystate cimport PyThreadState_GetDict
 from libc.stdint cimport uintptr_t
@@ -70,7 +70,7 @@ cdef int note_current(Context ctx) except -1:
 
 # The Context this thread noted last (None if none); requires the GIL.
 cdef inline Context _noted():
-    cdef PyObject* ctx = PyDict_GetItem(<object>PyThreadState_GetDict(), _CURRENT_KEY)   # borrowed
+    cdef PyObject* ctx = PyDict_GetItemWithError(<object>PyThreadState_GetDict(), _CURRENT_KEY)   # borrowed
     return None if ctx == NULL else <Context>ctx
 
 

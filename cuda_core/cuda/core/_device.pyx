@@ -5,7 +5,10 @@ backs the module cuda.core.system.
 
 ``_tls.devices`` is the calling thread's list of Device singletons, one per
 ordinal (test suites reset it with ``del _tls.devices``)."""
+from cpython.dict cimport PyDict_DelItem, PyDict_GetItemWithError, PyDict_SetItem
+from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
+from cpython.pystate cimport PyThreadState_GetDict
 from cpython.tuple cimport PyTuple_GET_SIZE
 from libc.stdint cimport uintptr_t
 
@@ -41,8 +44,43 @@ from cuda.core._utils.cuda_utils import ComputeCapability
 
 __all__ = ["Device"]
 
-# Per-thread Device singletons: _tls.devices is a list indexed by ordinal.
-_tls = threading.local()
+# Per-thread Device singletons: _tls.devices is the calling thread's list, indexed by ordinal. It lives in
+# the thread's state dict (PyThreadState_GetDict) under this key, which Device() reads with one C-level
+# lookup; _tls gives it the attribute form test suites use (read, assign, `del _tls.devices`), as a
+# threading.local attribute would.
+cdef str _DEVICES_KEY = "cuda.core._device.devices"
+
+
+# The calling thread's Device list, or NULL (borrowed; requires the GIL).
+cdef inline PyObject* _thread_devices() except? NULL:
+    return PyDict_GetItemWithError(<object>PyThreadState_GetDict(), _DEVICES_KEY)
+
+
+class _ThreadDevices:
+    """``_tls``: ``devices`` is the calling thread's list of Device singletons (AttributeError where it
+    has none yet, or after ``del _tls.devices``)."""
+
+    __slots__ = ()
+
+    @property
+    def devices(self):
+        cdef PyObject* devices = _thread_devices()
+        if devices == NULL:
+            raise AttributeError("'_ThreadDevices' object has no attribute 'devices'")
+        return <object>devices
+
+    @devices.setter
+    def devices(self, value):
+        PyDict_SetItem(<object>PyThreadState_GetDict(), _DEVICES_KEY, value)
+
+    @devices.deleter
+    def devices(self):
+        if _thread_devices() == NULL:
+            raise AttributeError("devices")
+        PyDict_DelItem(<object>PyThreadState_GetDict(), _DEVICES_KEY)
+
+
+_tls = _ThreadDevices()
 _tls_lock = threading.Lock()
 
 
@@ -560,20 +598,28 @@ del _name, _attribute, _kind, _doc
 # instance of `cls`: Device.__new__. TypeError for a non-int, ValueError outside [0, device count).
 cdef object _device_singleton(object cls, object device_id):
     cdef int ordinal
+    cdef PyObject* listed
     cdef list devices
-    if isinstance(device_id, Device):
-        return device_id
-    require_driver()
     if device_id is None:
+        require_driver()
         ordinal = current_device_ordinal()
-        device_id = 0 if ordinal < 0 else ordinal
+        if ordinal < 0:
+            ordinal = 0
+        listed = _thread_devices()
+        # the common case, in C: this thread's list exists and holds the current device
+        if listed != NULL and PyList_CheckExact(<object>listed) and ordinal < PyList_GET_SIZE(<object>listed):
+            return <object>PyList_GET_ITEM(<object>listed, ordinal)
+        device_id = ordinal
+    elif isinstance(device_id, Device):
+        return device_id
     else:
+        require_driver()
         try:
             device_id = operator.index(device_id)
         except TypeError:
             raise TypeError(f"device_id must be an int or a Device, not {type(device_id).__name__}") from None
-    devices = getattr(_tls, "devices", None)
-    if devices is None:
+    listed = _thread_devices()
+    if listed == NULL:
         n = device_count()
         devices = []
         for ordinal in range(n):
@@ -583,6 +629,8 @@ cdef object _device_singleton(object cls, object device_id):
             dev._properties = None
             devices.append(dev)
         _tls.devices = devices
+    else:
+        devices = <list>listed
     if not 0 <= device_id < len(devices):
         raise ValueError(f"device_id must be within [0, {len(devices)}), got {device_id}")
     return devices[device_id]
