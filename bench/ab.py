@@ -23,7 +23,7 @@
 * --icount --sim LIB: instead of times, instruction counts (bench/icount.py:
   callgrind, on the simulated driver LIB), base and head counted once each,
   side by side: per row and per object, head/base. Counts repeat (no
-  alternations, no A/A); a row whose count outside the simulator grew by more
+  alternations, no A/A); a row whose core count (extensions + libpython) grew by more
   than the tolerance of bench/icount_baseline.txt (or --tolerance) is "grew",
   and the exit code is then 1. Output: <results dir>/<...>_icount_ab.{json,md}
   (default build/bench/results).
@@ -269,8 +269,8 @@ def icount_ab(args, base_python, label, site, started, build_s):
     stem = results_dir / f"{now.strftime('%Y-%m-%d_%H%M%SZ')}_{commit}_vs_{label}_icount_ab"
     lines = [f"A/B of instruction counts {now.strftime('%Y-%m-%d %H:%M:%SZ')}: head = commit {commit} "
              f"({res['head'].get('module')}), base = {label} ({res['base'].get('module')})",
-             "callgrind Ir per operation on the simulated driver (bench/icount.py); counts are outside the "
-             f"simulator (total - sim); head/base per object beside; 'grew' above +{tolerance:.1%}", ""]
+             "callgrind Ir per operation on the simulated driver (bench/icount.py); counts are core (the "
+             f"extensions + libpython); head/base per object beside; 'grew' above +{tolerance:.1%}", ""]
     lines += table(rows, ["row (Ir per op)", "base", "head", "head/base", "pkg", "python", "libc", "sim", "verdict"],
                    ["l", "r", "r", "r", "r", "r", "r", "r", "l"])
     lines += ["", (f"gate: {len(grew)} row(s) grew: {', '.join(grew)}" if grew else

@@ -31,9 +31,20 @@ cdef extern from *:
     static void cuda_core_set_type_vectorcall(PyObject* type, cuda_core_vectorcallfunc call) {
         ((PyTypeObject*)type)->tp_vectorcall = call;
     }
+    #include <structmember.h>
+    /* The byte offset of the slot a member descriptor (a __slots__ entry) reads. */
+    static Py_ssize_t cuda_core_member_offset(PyObject* descr) {
+        return ((PyMemberDescrObject*)descr)->d_member->offset;
+    }
+    /* The object in the slot at `offset` of `obj` (borrowed; NULL when the slot is empty). */
+    static PyObject* cuda_core_slot_at(PyObject* obj, Py_ssize_t offset) {
+        return *(PyObject**)((char*)obj + offset);
+    }
     """
     ctypedef PyObject* (*vectorcallfunc "cuda_core_vectorcallfunc")(PyObject*, PyObject**, size_t, PyObject*)
     void set_type_vectorcall "cuda_core_set_type_vectorcall"(object type, vectorcallfunc call)
+    Py_ssize_t member_offset "cuda_core_member_offset"(object descr)
+    PyObject* slot_at "cuda_core_slot_at"(object obj, Py_ssize_t offset)
     Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
 
 import operator
@@ -842,7 +853,7 @@ class Device:
                 return replaced
             h = primary_context_of(prev)
             return Context._wrap(h) if h else None
-        h = primary_context(self._id)
+        h = primary_context(_ordinal_of(self))
         check(driver().cuCtxSetCurrent_(h.get().context))
         note_primary_current(h)
 
@@ -954,7 +965,7 @@ class Device:
         """
         if obj is not None:
             return Stream._from_foreign(obj)
-        return Stream._create(self._id, options)
+        return Stream._create(_ordinal_of(self), options)
 
     def create_graph_builder(self):
         """A new :class:`~cuda.core.graph.GraphBuilder` capturing on a new stream of
@@ -980,7 +991,7 @@ class Device:
             If `options` is not an EventOptions (or a dict of its fields), or asks
             for IPC together with timing.
         """
-        return Event._create(self._id, options)
+        return Event._create(_ordinal_of(self), options)
 
     # ---- texture family (cuda.core.texture; imported here: those modules import this one)
 
@@ -1231,6 +1242,18 @@ cdef object _device_vectorcall(object cls, PyObject** args, size_t nargsf, PyObj
 
 
 set_type_vectorcall(Device, <vectorcallfunc>_device_vectorcall)
+
+# Where a Device keeps its ordinal (the `_id` slot), for the hot methods below.
+cdef Py_ssize_t _ID_OFFSET = member_offset(Device.__dict__["_id"])
+
+
+# The ordinal of `dev` (a Device: every Device, subclasses' too, has the `_id` slot at _ID_OFFSET), read
+# from its slot without an attribute lookup; an unset slot takes the attribute path (AttributeError).
+cdef inline int _ordinal_of(object dev) except? -1:
+    cdef PyObject* value = slot_at(dev, _ID_OFFSET)
+    if value == NULL:
+        return dev._id
+    return <int><object>value
 
 
 class _System:

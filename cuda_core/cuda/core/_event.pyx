@@ -1,6 +1,7 @@
 # cython: language_level=3
 # distutils: language = c++
 """Event, EventOptions, IPCEventDescriptor (upstream module path ``cuda.core._event``)."""
+cimport cython
 from dataclasses import dataclass
 
 from libc.stdint cimport uintptr_t
@@ -90,6 +91,8 @@ cdef unsigned int _event_flags(object options) except? 0xffffffff:
     return flags
 
 
+# A freelist: a Event made after one was freed reuses its memory (no allocator call).
+@cython.freelist(16)
 cdef class Event:
     """A marker in a stream's work, for synchronization and timing.
 

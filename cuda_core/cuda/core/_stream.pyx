@@ -1,6 +1,7 @@
 # cython: language_level=3
 # distutils: language = c++
 """Stream, StreamOptions, the default streams (upstream module path ``cuda.core._stream``)."""
+cimport cython
 import os
 import re
 import sys
@@ -56,6 +57,8 @@ class StreamOptions:
     priority: object = None
 
 
+# A freelist: a Stream made after one was freed reuses its memory (no allocator call).
+@cython.freelist(16)
 cdef class Stream:
     """A queue of GPU work, executed in order.
 
