@@ -36,6 +36,9 @@ LoadedDriver& loaded_driver() {
 std::once_flag load_once;
 std::atomic<const DriverTable*> table_override{nullptr};
 std::atomic<bool> driver_ready{false};
+// What driver() returns once set: the test table while one is installed, else the loaded driver's table
+// after a successful load (null before: driver() then takes the path that decides).
+std::atomic<const DriverTable*> active_table{nullptr};
 
 // The entry points every table slot starts from, one pair per slot (Member is
 // the slot, Fn its type, so each stub has the exact signature of cuda.h's).
@@ -157,11 +160,17 @@ CUresult ensure_driver_loaded() noexcept {
     if (table_override.load(std::memory_order_acquire) != nullptr) return CUDA_SUCCESS;
     std::call_once(load_once, load_driver_once);
     CUresult status = loaded_driver().status;
-    if (status == CUDA_SUCCESS) driver_ready.store(true, std::memory_order_release);
+    if (status == CUDA_SUCCESS) {
+        driver_ready.store(true, std::memory_order_release);
+        const DriverTable* none = nullptr;   // an installed test table stays what driver() returns
+        active_table.compare_exchange_strong(none, &loaded_driver().table, std::memory_order_acq_rel);
+    }
     return status;
 }
 
 const DriverTable& driver() noexcept {
+    const DriverTable* active = active_table.load(std::memory_order_acquire);
+    if (active != nullptr) return *active;   // the hot path: one load
     const DriverTable* o = table_override.load(std::memory_order_acquire);
     if (o != nullptr) return *o;
     return driver_ready.load(std::memory_order_acquire) ? loaded_driver().table : lazy_table();
@@ -180,6 +189,8 @@ void install_driver_table_for_testing(const DriverTable* table) noexcept {
     static DriverTable filled;
     if (table == nullptr) {
         table_override.store(nullptr, std::memory_order_release);
+        active_table.store(driver_ready.load(std::memory_order_acquire) ? &loaded_driver().table : nullptr,
+                           std::memory_order_release);
         return;
     }
     filled = *table;
@@ -188,6 +199,7 @@ void install_driver_table_for_testing(const DriverTable* table) noexcept {
     CUDA_CORE_ALL_DRIVER_FUNCTIONS(CUDA_CORE_FILL_MISSING)
 #undef CUDA_CORE_FILL_MISSING
     table_override.store(&filled, std::memory_order_release);
+    active_table.store(&filled, std::memory_order_release);
 }
 
 namespace {
