@@ -460,7 +460,7 @@ def check(ours, path):
                      f"{platform.python_version()}: counts of another interpreter differ")
     for key, label, *_ in ROWS:
         row = ours.get(key)
-        if row is None:
+        if row is None or key == "empty":
             continue
         now = gated_count(row["groups"])
         base = counts.get(key)
@@ -472,6 +472,10 @@ def check(ours, path):
         verdict = "FAIL" if change > tolerance else ("better" if change < -tolerance else "ok")
         ok &= verdict != "FAIL"
         lines.append(f"  {verdict:6} {key:16} {now:>10,.0f} vs {base:>10,.0f} ({change:+.2%})")
+    for key in counts:
+        if key not in ours:
+            ok = False
+            lines.append(f"  FAIL {key}: in the baseline but not counted (see the NOTE lines)")
     lines.append("gate: " + ("PASS" if ok else "FAIL: a row grew beyond the tolerance; if the growth is "
                              "intended, update the baseline (--write-baseline) in the same commit and say why"))
     return ok, lines
@@ -484,7 +488,7 @@ def write_baseline(ours, path, tolerance):
             f"# tolerance {tolerance}", f"# python {platform.python_version()}",
             f"# machine {platform.machine()} {platform.system()}"]
     for key, *_ in ROWS:
-        if key in ours:
+        if key in ours and key != "empty":   # the harness alone measures the interpreter, not this package
             text.append(f"{key} {gated_count(ours[key]['groups']):.0f}")
     Path(path).write_text("\n".join(text) + "\n")
 
