@@ -59,7 +59,7 @@ nox.options.sessions = [
     "program_backends",
     "upstream_tests", "regression_upstream", "upstream_patch",
     "cpp(default)", "cpp(thread-safety)", "cpp(tsan)", "cpp(asan-ubsan)",
-    "bench", "mixed_install(upstream_then_ours)", "mixed_install(uninstall_upstream)", "docs",
+    "bench", "icount", "mixed_install(upstream_then_ours)", "mixed_install(uninstall_upstream)", "docs",
 ]
 
 
@@ -709,6 +709,27 @@ def bench(session):
         fail(session, f"bench/run.py --quick: exit status {rc}")
     targets = re.findall(r"^targets: .*$", out, re.M)
     record(session, "INFO", f"harness ran; simulator numbers mean nothing: {targets[-1] if targets else 'no targets line'}")
+
+
+ICOUNT_BASELINE = ROOT / "bench" / "icount_baseline.txt"
+
+
+@nox.session(requires=["wheel", "upstream_env"])
+@step
+def icount(session):
+    """Instructions per operation (bench/icount.py: callgrind, the simulated driver), ours and cuda-core 1.2.2 side
+    by side, per object; FAIL when a row of ours grew beyond bench/icount_baseline.txt's tolerance."""
+    if not shutil.which("valgrind"):
+        fail(session, "valgrind is not installed (apt-get install valgrind): the instruction counts need callgrind")
+    install_ours(session)
+    rc, out = capture(session, "python", "bench/icount.py", "--sim", build_simulator(session),
+                      "--upstream-python", upstream_python(session), "--check", str(ICOUNT_BASELINE),
+                      "--out", str(BUILD / "icount"), cwd=str(ROOT), timeout=1200)
+    print(out)
+    verdict = re.findall(r"^gate: (?:PASS|FAIL).*$", out, re.M)
+    if rc != 0:
+        fail(session, verdict[-1] if verdict else f"bench/icount.py: exit status {rc}")
+    return f"{verdict[-1] if verdict else 'no gate line'} ({ICOUNT_BASELINE.name})"
 
 
 @nox.session(venv_backend="none")

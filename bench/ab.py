@@ -3,6 +3,7 @@
 
     python3 bench/ab.py --base <commit> [--head-python PY] [--budget SECONDS] [--quick]
     python3 bench/ab.py --base-python PY [--base-label NAME] [--head-python PY] ...   (a base built elsewhere)
+    python3 bench/ab.py --base <commit> --icount --sim build/ci-sim/libcuda_sim.so   (instruction counts)
 
 * --base <commit>: `git archive <commit>` is unpacked into build/ab/<commit>/src
   and installed with `pip install --no-build-isolation --no-deps --no-index
@@ -19,6 +20,13 @@
   bootstrap 95% interval; A/A = head again / head with its interval; verdict
   "slower" only when the interval of head/base lies above 1.0 and head/base is
   further from 1.0 than the A/A reaches, "faster" likewise, else "same".
+* --icount --sim LIB: instead of times, instruction counts (bench/icount.py:
+  callgrind, on the simulated driver LIB), base and head counted once each,
+  side by side: per row and per object, head/base. Counts repeat (no
+  alternations, no A/A); a row whose core count (extensions + libpython) grew by more
+  than the tolerance of bench/icount_baseline.txt (or --tolerance) is "grew",
+  and the exit code is then 1. Output: <results dir>/<...>_icount_ab.{json,md}
+  (default build/bench/results).
 * Output: <results dir>/<UTC date>_<HHMMSS>Z_<head commit>_vs_<base>[_sim]_ab.{json,md}
   (default $OUT where it is set, else build/bench/results); the table is
   printed last. Exit code: 0 no row slower, 1 at
@@ -35,6 +43,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import stats  # noqa: E402
+import icount  # noqa: E402
 from run import (PROFILES, REPO, SIZES, describe, fmt_ratio, fmt_size, fmt_time, git_commit, interleave,  # noqa: E402
                  log, machine_facts, run_worker, table)
 
@@ -117,6 +126,12 @@ def main():
     ap.add_argument("--alternations", type=int, default=None, help="at most this many alternations")
     ap.add_argument("--results-dir", default=None, help="default $OUT where it is set, else build/bench/results")
     ap.add_argument("--reps", type=int, default=None, help=argparse.SUPPRESS)  # old name of --alternations
+    ap.add_argument("--icount", action="store_true", help="compare instruction counts (bench/icount.py)")
+    ap.add_argument("--sim", default=os.environ.get("CUDA_CORE_DRIVER_LIBRARY"),
+                    help="with --icount: the simulated driver (default $CUDA_CORE_DRIVER_LIBRARY)")
+    ap.add_argument("--tolerance", type=float, default=None,
+                    help="with --icount: growth that counts (default: bench/icount_baseline.txt's)")
+    ap.add_argument("--rows", default=None, help="with --icount: comma-separated row keys (default: all)")
     args = ap.parse_args()
     started = time.monotonic()
     if bool(args.base) == bool(args.base_python):
@@ -134,6 +149,8 @@ def main():
     else:
         base_python, label = args.base_python, args.base_label or "base"
     build_s = time.monotonic() - started
+    if args.icount:
+        return icount_ab(args, base_python, label, site, started, build_s)
     pythons = {"base": base_python, "head": args.head_python}
     infos = {k: run_worker(py, "ours", "info", [], 60) for k, py in pythons.items()}
     for k, info in infos.items():
@@ -204,6 +221,65 @@ def main():
     log(f"wrote {stem}.json and .md")
     print("\n".join(lines))
     return 1 if slower else 0
+
+
+def icount_ab(args, base_python, label, site, started, build_s):
+    """Base and head counted by bench/icount.py, side by side; 1 when a row of head grew beyond the tolerance."""
+    if not args.sim or not Path(args.sim).is_file():
+        print("ab: --icount needs --sim (the simulated driver, libcuda_sim.so)", file=sys.stderr)
+        return 2
+    tolerance = args.tolerance
+    if tolerance is None:
+        baseline = REPO / "bench" / "icount_baseline.txt"
+        tolerance = icount.read_baseline(baseline)[1] if baseline.is_file() else icount.DEFAULT_TOLERANCE
+    out = REPO / "build" / "icount" / "ab"
+    res = icount.measure([("base", base_python, "ours"), ("head", args.head_python, "ours")], args.sim, out,
+                         rows=args.rows)
+    for arm in ("base", "head"):
+        if "error" in res[arm]:
+            print(f"ab: {arm} could not be counted: {res[arm]['error']} (see {out}/{arm}.log)", file=sys.stderr)
+            return 2
+    if site and not str(res["base"].get("module", "")).startswith(site):
+        print(f"ab: the base interpreter imports cuda.core from {res['base'].get('module')}, not {site}",
+              file=sys.stderr)
+        return 2
+    if res["base"].get("module") == res["head"].get("module"):
+        print(f"ab: base and head import the same files ({res['head'].get('module')})", file=sys.stderr)
+        return 2
+    rows, grew = [], []
+    ratio = lambda a, b: f"{a / b:.3f}" if b else "-"  # noqa: E731
+    for key, name, *_ in icount.ROWS:
+        b, h = (res[arm]["rows"].get(key, {}).get("groups") for arm in ("base", "head"))
+        if b is None or h is None:
+            continue
+        gb, gh = icount.gated_count(b), icount.gated_count(h)
+        verdict = "grew" if gb and gh / gb - 1 > tolerance else ("shrank" if gb and 1 - gh / gb > tolerance
+                                                                  else "same")
+        if verdict == "grew":
+            grew.append(name)
+        rows.append([name, f"{gb:,.0f}", f"{gh:,.0f}", ratio(gh, gb), ratio(h["pkg"], b["pkg"]),
+                     ratio(h["python"], b["python"]), ratio(h["libc"], b["libc"]), ratio(h["sim"], b["sim"]),
+                     verdict])
+    now = datetime.datetime.now(datetime.timezone.utc)
+    commit = git_commit()
+    results_dir = Path(args.results_dir or (REPO / "build" / "bench" / "results"))
+    results_dir.mkdir(parents=True, exist_ok=True)
+    stem = results_dir / f"{now.strftime('%Y-%m-%d_%H%M%SZ')}_{commit}_vs_{label}_icount_ab"
+    lines = [f"A/B of instruction counts {now.strftime('%Y-%m-%d %H:%M:%SZ')}: head = commit {commit} "
+             f"({res['head'].get('module')}), base = {label} ({res['base'].get('module')})",
+             "callgrind Ir per operation on the simulated driver (bench/icount.py); counts are core (the "
+             f"extensions + libpython); head/base per object beside; 'grew' above +{tolerance:.1%}", ""]
+    lines += table(rows, ["row (Ir per op)", "base", "head", "head/base", "pkg", "python", "libc", "sim", "verdict"],
+                   ["l", "r", "r", "r", "r", "r", "r", "r", "l"])
+    lines += ["", (f"gate: {len(grew)} row(s) grew: {', '.join(grew)}" if grew else
+                   "gate: no row grew beyond the tolerance"),
+              f"total {time.monotonic() - started:.0f} s (base build {build_s:.0f} s)"]
+    Path(f"{stem}.json").write_text(json.dumps({"base": label, "commit": commit, "tolerance": tolerance,
+                                                "counts": res, "grew": grew}, indent=1, default=str) + "\n")
+    Path(f"{stem}.md").write_text("\n".join(lines) + "\n")
+    log(f"wrote {stem}.json and .md")
+    print("\n".join(lines))
+    return 1 if grew else 0
 
 
 if __name__ == "__main__":

@@ -35,6 +35,9 @@ LoadedDriver& loaded_driver() {
 
 std::once_flag load_once;
 std::atomic<bool> driver_ready{false};
+// What driver() returns once set: the loaded driver's table after a successful load (null before: driver()
+// then returns the lazy table, whose stubs load the driver and decide).
+std::atomic<const DriverTable*> active_table{nullptr};
 
 // The entry points every table slot starts from, one pair per slot (Member is
 // the slot, Fn its type, so each stub has the exact signature of cuda.h's).
@@ -152,12 +155,17 @@ CUresult ensure_driver_loaded() noexcept {
     if (driver_ready.load(std::memory_order_acquire)) return CUDA_SUCCESS;  // the hot path
     std::call_once(load_once, load_driver_once);
     CUresult status = loaded_driver().status;
-    if (status == CUDA_SUCCESS) driver_ready.store(true, std::memory_order_release);
+    if (status == CUDA_SUCCESS) {
+        driver_ready.store(true, std::memory_order_release);
+        active_table.store(&loaded_driver().table, std::memory_order_release);
+    }
     return status;
 }
 
 const DriverTable& driver() noexcept {
-    return driver_ready.load(std::memory_order_acquire) ? loaded_driver().table : lazy_table();
+    const DriverTable* active = active_table.load(std::memory_order_acquire);
+    if (active != nullptr) return *active;   // the hot path: one load
+    return lazy_table();
 }
 
 std::string driver_load_error() {

@@ -7,6 +7,7 @@ import pickle
 import pickletools
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 
 import pytest
@@ -174,6 +175,46 @@ def test_per_thread_device_cache_resets_like_upstreams_conftest(device):
     fresh = Device(device.device_id)
     assert fresh is not device and fresh == device and fresh is Device(device.device_id)
     assert Device.get_all_devices()[device.device_id] is fresh
+
+
+def test_device_call_forms_return_the_threads_singleton(device):
+    """Device(...) with no argument, an ordinal, a keyword or a Device gives this thread's one Device of that
+    ordinal; wrong calls raise as Device.__new__ does; another thread has its own list (in _tls.devices, which
+    reads as an attribute that a thread lacks until its first Device())."""
+    from cuda.core import Device, _device
+
+    device.set_current()
+    n = len(Device.get_all_devices())
+    assert Device() is device and Device(device.device_id) is device
+    assert Device(device_id=device.device_id) is device and Device(device) is device
+    for bad, error in (("0", TypeError), (1.0, TypeError), (n, ValueError), (-1, ValueError)):
+        with pytest.raises(error):
+            Device(bad)
+    with pytest.raises(TypeError):
+        Device(0, 1)
+    with pytest.raises(TypeError):
+        Device(ordinal=0)
+
+    class Sub(Device):
+        __slots__ = ()
+
+    assert Sub(device.device_id) is device
+    seen = {}
+
+    def other_thread():
+        seen["before"] = hasattr(_device._tls, "devices")
+        seen["device"] = Device(device.device_id)
+        seen["after"] = hasattr(_device._tls, "devices")
+        del _device._tls.devices
+        with pytest.raises(AttributeError):
+            del _device._tls.devices
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    worker.join()
+    assert seen["before"] is False and seen["after"] is True
+    assert seen["device"] is not device and seen["device"] == device
+    assert Device(device.device_id) is device   # this thread's list is untouched
 
 
 def test_memory_properties_upstreams_conftest_reads(device):

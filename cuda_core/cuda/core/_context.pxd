@@ -14,6 +14,8 @@ cdef class Context:
 # thread (so that a green context comes back as the same object, and stays
 # alive while it is current).
 cdef int note_current(Context ctx) except -1
+# note_current of a Context of the primary context `h`, unless the noted one already wraps `h`.
+cdef int note_primary_current(const ContextHandle& h) except -1
 # The noted Context if its context is still this thread's current one, else None.
 cdef Context noted_current()
 # The context new streams and events of device `device_id` go to: the current

@@ -3,6 +3,9 @@
 """Context and ContextOptions (upstream module path ``cuda.core._context``): a
 device's primary context, or a green context made from device resources
 (:meth:`Device.create_context`)."""
+from cpython.dict cimport PyDict_GetItemWithError, PyDict_SetItem
+from cpython.object cimport PyObject
+from cpython.pystate cimport PyThreadState_GetDict
 from libc.stdint cimport uintptr_t
 
 from cuda.core._resource_handles cimport (
@@ -10,7 +13,6 @@ from cuda.core._resource_handles cimport (
 )
 from cuda.core._device_resources cimport DeviceResources
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -21,8 +23,10 @@ __all__ = ["Context", "ContextOptions"]
 # The device resources a green context is made from.
 DeviceResourcesType = Sequence["SMResource | WorkqueueResource"]
 
-# Per thread: the Context that Device.set_current made current last.
-_current = threading.local()
+# Per thread: the Context that Device.set_current made current last, kept in the thread's state dict
+# (PyThreadState_GetDict: one C-level dict lookup, where a threading.local attribute costs several; the entry
+# goes with the thread) under this key.
+cdef str _CURRENT_KEY = "cuda.core._context.current"
 
 
 @dataclass
@@ -60,12 +64,25 @@ cdef CUcontext _current_raw() except? NULL:
 
 
 cdef int note_current(Context ctx) except -1:
-    _current.context = ctx
+    PyDict_SetItem(<object>PyThreadState_GetDict(), _CURRENT_KEY, ctx)
+    return 0
+
+
+# The Context this thread noted last (None if none); requires the GIL.
+cdef inline Context _noted():
+    cdef PyObject* ctx = PyDict_GetItemWithError(<object>PyThreadState_GetDict(), _CURRENT_KEY)   # borrowed
+    return None if ctx == NULL else <Context>ctx
+
+
+cdef int note_primary_current(const ContextHandle& h) except -1:
+    cdef Context noted = _noted()
+    if noted is None or noted._h.get() != h.get():
+        note_current(Context._wrap(h))
     return 0
 
 
 cdef Context noted_current():
-    cdef Context ctx = getattr(_current, "context", None)
+    cdef Context ctx = _noted()
     if ctx is None or not ctx._h:
         return None
     if _current_raw() != ctx._h.get().context:
@@ -74,7 +91,7 @@ cdef Context noted_current():
 
 
 cdef ContextHandle context_for_new_work(int device_id) except *:
-    cdef Context ctx = getattr(_current, "context", None)
+    cdef Context ctx = _noted()
     # only a green context needs the driver asked (the common case costs no call)
     if ctx is not None and ctx._h and ctx._h.get().green != NULL and ctx._h.get().device_ordinal == device_id \
             and _current_raw() == ctx._h.get().context:

@@ -5,9 +5,14 @@ backs the module cuda.core.system.
 
 ``_tls.devices`` is the calling thread's list of Device singletons, one per
 ordinal (test suites reset it with ``del _tls.devices``)."""
+from cpython.dict cimport PyDict_DelItem, PyDict_GetItemWithError, PyDict_SetItem
+from cpython.list cimport PyList_CheckExact, PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.object cimport PyObject
+from cpython.pystate cimport PyThreadState_GetDict
+from cpython.tuple cimport PyTuple_GET_SIZE
 from libc.stdint cimport uintptr_t
 
-from cuda.core._context cimport Context, context_for_new_work, note_current, noted_current
+from cuda.core._context cimport Context, context_for_new_work, note_current, note_primary_current, noted_current
 from cuda.core._device_resources cimport context_resources, DeviceResources
 from cuda.core._event cimport Event
 from cuda.core._resource_handles cimport (
@@ -19,6 +24,29 @@ from libcpp.vector cimport vector
 from cuda.core._stream cimport Stream, default_stream
 from cuda.core.graph._graph_builder cimport GraphBuilder_for_stream
 
+cdef extern from *:
+    """
+    typedef PyObject* (*cuda_core_vectorcallfunc)(PyObject*, PyObject* const*, size_t, PyObject*);
+    /* Sets a type's own vectorcall (the fast path of calling the type object; never inherited). */
+    static void cuda_core_set_type_vectorcall(PyObject* type, cuda_core_vectorcallfunc call) {
+        ((PyTypeObject*)type)->tp_vectorcall = call;
+    }
+    #include <structmember.h>
+    /* The byte offset of the slot a member descriptor (a __slots__ entry) reads. */
+    static Py_ssize_t cuda_core_member_offset(PyObject* descr) {
+        return ((PyMemberDescrObject*)descr)->d_member->offset;
+    }
+    /* The object in the slot at `offset` of `obj` (borrowed; NULL when the slot is empty). */
+    static PyObject* cuda_core_slot_at(PyObject* obj, Py_ssize_t offset) {
+        return *(PyObject**)((char*)obj + offset);
+    }
+    """
+    ctypedef PyObject* (*vectorcallfunc "cuda_core_vectorcallfunc")(PyObject*, PyObject**, size_t, PyObject*)
+    void set_type_vectorcall "cuda_core_set_type_vectorcall"(object type, vectorcallfunc call)
+    Py_ssize_t member_offset "cuda_core_member_offset"(object descr)
+    PyObject* slot_at "cuda_core_slot_at"(object obj, Py_ssize_t offset)
+    Py_ssize_t PyVectorcall_NARGS(size_t nargsf)
+
 import operator
 import threading
 
@@ -27,8 +55,43 @@ from cuda.core._utils.cuda_utils import ComputeCapability, check_or_create_optio
 
 __all__ = ["Device"]
 
-# Per-thread Device singletons: _tls.devices is a list indexed by ordinal.
-_tls = threading.local()
+# Per-thread Device singletons: _tls.devices is the calling thread's list, indexed by ordinal. It lives in
+# the thread's state dict (PyThreadState_GetDict) under this key, which Device() reads with one C-level
+# lookup; _tls gives it the attribute form test suites use (read, assign, `del _tls.devices`), as a
+# threading.local attribute would.
+cdef str _DEVICES_KEY = "cuda.core._device.devices"
+
+
+# The calling thread's Device list, or NULL (borrowed; requires the GIL).
+cdef inline PyObject* _thread_devices() except? NULL:
+    return PyDict_GetItemWithError(<object>PyThreadState_GetDict(), _DEVICES_KEY)
+
+
+class _ThreadDevices:
+    """``_tls``: ``devices`` is the calling thread's list of Device singletons (AttributeError where it
+    has none yet, or after ``del _tls.devices``)."""
+
+    __slots__ = ()
+
+    @property
+    def devices(self):
+        cdef PyObject* devices = _thread_devices()
+        if devices == NULL:
+            raise AttributeError("'_ThreadDevices' object has no attribute 'devices'")
+        return <object>devices
+
+    @devices.setter
+    def devices(self, value):
+        PyDict_SetItem(<object>PyThreadState_GetDict(), _DEVICES_KEY, value)
+
+    @devices.deleter
+    def devices(self):
+        if _thread_devices() == NULL:
+            raise AttributeError("devices")
+        PyDict_DelItem(<object>PyThreadState_GetDict(), _DEVICES_KEY)
+
+
+_tls = _ThreadDevices()
 _tls_lock = threading.Lock()
 
 
@@ -542,6 +605,48 @@ for _name, _attribute, _kind, _doc in _DEVICE_ATTRIBUTES:
 del _name, _attribute, _kind, _doc
 
 
+# The calling thread's Device of `device_id` (None: the current device, else 0), made on first use as an
+# instance of `cls`: Device.__new__. TypeError for a non-int, ValueError outside [0, device count).
+cdef object _device_singleton(object cls, object device_id):
+    cdef int ordinal
+    cdef PyObject* listed
+    cdef list devices
+    if device_id is None:
+        require_driver()
+        ordinal = current_device_ordinal()
+        if ordinal < 0:
+            ordinal = 0
+        listed = _thread_devices()
+        # the common case, in C: this thread's list exists and holds the current device
+        if listed != NULL and PyList_CheckExact(<object>listed) and ordinal < PyList_GET_SIZE(<object>listed):
+            return <object>PyList_GET_ITEM(<object>listed, ordinal)
+        device_id = ordinal
+    elif isinstance(device_id, Device):
+        return device_id
+    else:
+        require_driver()
+        try:
+            device_id = operator.index(device_id)
+        except TypeError:
+            raise TypeError(f"device_id must be an int or a Device, not {type(device_id).__name__}") from None
+    listed = _thread_devices()
+    if listed == NULL:
+        n = device_count()
+        devices = []
+        for ordinal in range(n):
+            dev = object.__new__(cls)
+            dev._id = ordinal
+            dev._memory_resource = None
+            dev._properties = None
+            devices.append(dev)
+        _tls.devices = devices
+    else:
+        devices = <list>listed
+    if not 0 <= device_id < len(devices):
+        raise ValueError(f"device_id must be within [0, {len(devices)}), got {device_id}")
+    return devices[device_id]
+
+
 class Device:
     """A CUDA device, the entry point for streams, events and memory.
 
@@ -569,31 +674,7 @@ class Device:
     __slots__ = ("_id", "_memory_resource", "_properties", "__weakref__")
 
     def __new__(cls, device_id=None):
-        if isinstance(device_id, Device):
-            return device_id
-        require_driver()
-        if device_id is None:
-            ordinal = current_device_ordinal()
-            device_id = 0 if ordinal < 0 else ordinal
-        else:
-            try:
-                device_id = operator.index(device_id)
-            except TypeError:
-                raise TypeError(f"device_id must be an int or a Device, not {type(device_id).__name__}") from None
-        devices = getattr(_tls, "devices", None)
-        if devices is None:
-            n = device_count()
-            devices = []
-            for ordinal in range(n):
-                dev = object.__new__(cls)
-                dev._id = ordinal
-                dev._memory_resource = None
-                dev._properties = None
-                devices.append(dev)
-            _tls.devices = devices
-        if not 0 <= device_id < len(devices):
-            raise ValueError(f"device_id must be within [0, {len(devices)}), got {device_id}")
-        return devices[device_id]
+        return _device_singleton(cls, device_id)
 
     @classmethod
     def get_all_devices(cls):
@@ -772,9 +853,9 @@ class Device:
                 return replaced
             h = primary_context_of(prev)
             return Context._wrap(h) if h else None
-        h = primary_context(self._id)
+        h = primary_context(_ordinal_of(self))
         check(driver().cuCtxSetCurrent_(h.get().context))
-        note_current(Context._wrap(h))
+        note_primary_current(h)
 
     def create_context(self, options=None):
         """Create a green context on this device from device resources; it is
@@ -886,7 +967,7 @@ class Device:
             raise ValueError("obj and options cannot be both specified")
         if obj is not None:
             return Stream._from_foreign(obj)
-        return Stream._create(self._id, options)
+        return Stream._create(_ordinal_of(self), options)
 
     def create_graph_builder(self):
         """A new :class:`~cuda.core.graph.GraphBuilder` capturing on a new stream of
@@ -912,7 +993,7 @@ class Device:
             If `options` is not an EventOptions (or a dict of its fields), or asks
             for IPC: an IPC-enabled event is made by :meth:`Stream.record` only.
         """
-        return Event._create(self._id, options, True)
+        return Event._create(_ordinal_of(self), options, True)
 
     # ---- texture family (cuda.core.texture; imported here: those modules import this one)
 
@@ -1139,6 +1220,42 @@ class Device:
             return f"<Device {self._id} ({self.name})>"
         except Exception:
             return f"<Device {self._id}>"
+
+
+# `Device(...)` without keywords calls _device_singleton straight from the interpreter (the type's
+# vectorcall: no `__new__` lookup, no argument tuple, no `__init__`); a subclass, and any call with
+# keywords, takes the ordinary path through Device.__new__, with the same results and errors.
+cdef object _device_vectorcall(object cls, PyObject** args, size_t nargsf, PyObject* kwnames):
+    cdef Py_ssize_t nargs = PyVectorcall_NARGS(nargsf)
+    cdef Py_ssize_t nkw = 0 if kwnames == NULL else PyTuple_GET_SIZE(<object>kwnames)
+    cdef Py_ssize_t i
+    if nkw == 0:
+        if nargs == 0:
+            return _device_singleton(cls, None)
+        if nargs == 1:
+            return _device_singleton(cls, <object>args[0])
+    positional = []
+    for i in range(nargs):
+        positional.append(<object>args[i])
+    keywords = {}
+    for i in range(nkw):
+        keywords[(<tuple>kwnames)[i]] = <object>args[nargs + i]
+    return type.__call__(cls, *positional, **keywords)
+
+
+set_type_vectorcall(Device, <vectorcallfunc>_device_vectorcall)
+
+# Where a Device keeps its ordinal (the `_id` slot), for the hot methods below.
+cdef Py_ssize_t _ID_OFFSET = member_offset(Device.__dict__["_id"])
+
+
+# The ordinal of `dev` (a Device: every Device, subclasses' too, has the `_id` slot at _ID_OFFSET), read
+# from its slot without an attribute lookup; an unset slot takes the attribute path (AttributeError).
+cdef inline int _ordinal_of(object dev) except? -1:
+    cdef PyObject* value = slot_at(dev, _ID_OFFSET)
+    if value == NULL:
+        return dev._id
+    return <int><object>value
 
 
 class _System:

@@ -1,6 +1,7 @@
 # cython: language_level=3
 # distutils: language = c++
 """Event, EventOptions, IPCEventDescriptor (upstream module path ``cuda.core._event``)."""
+cimport cython
 import multiprocessing.reduction
 from dataclasses import dataclass
 
@@ -82,6 +83,27 @@ cdef class IPCEventDescriptor:
         return "<IPCEventDescriptor>"
 
 
+# The cuEventCreate flags `options` (an EventOptions, or a dict of its fields) asks for; upstream's TypeErrors for
+# anything else, for IPC asked of an event that no stream records (`is_free`: Device.create_event), and for IPC
+# together with timing.
+cdef unsigned int _event_flags(object options, bint is_free) except? 0xffffffff:
+    cdef unsigned int flags = 0
+    options = check_or_create_options(EventOptions, options, "Event options")
+    if not options.timing_enabled:
+        flags |= CU_EVENT_DISABLE_TIMING
+    if options.blocking_sync:
+        flags |= CU_EVENT_BLOCKING_SYNC
+    if options.ipc_enabled:
+        if is_free:
+            raise TypeError("IPC-enabled events must be bound; use Stream.record for creation.")
+        if options.timing_enabled:
+            raise TypeError("IPC-enabled events cannot use timing.")
+        flags |= CU_EVENT_INTERPROCESS
+    return flags
+
+
+# A freelist: an Event made after one was freed reuses its memory (no allocator call).
+@cython.freelist(16)
 cdef class Event:
     """A marker in a stream's work, for synchronization and timing.
 
@@ -104,18 +126,9 @@ cdef class Event:
     @staticmethod
     cdef Event _create_in(const ContextHandle& ctx, object options, bint is_free):
         cdef Event e
-        cdef unsigned int flags = 0
-        options = check_or_create_options(EventOptions, options, "Event options")
-        if not options.timing_enabled:
-            flags |= CU_EVENT_DISABLE_TIMING
-        if options.blocking_sync:
-            flags |= CU_EVENT_BLOCKING_SYNC
-        if options.ipc_enabled:
-            if is_free:
-                raise TypeError("IPC-enabled events must be bound; use Stream.record for creation.")
-            if options.timing_enabled:
-                raise TypeError("IPC-enabled events cannot use timing.")
-            flags |= CU_EVENT_INTERPROCESS
+        cdef unsigned int flags = CU_EVENT_DISABLE_TIMING   # EventOptions()'s: no timing, no blocking sync, no IPC
+        if options is not None:
+            flags = _event_flags(options, is_free)
         e = Event.__new__(Event)
         e._h = create_event_handle(ctx, flags)
         if not e._h:

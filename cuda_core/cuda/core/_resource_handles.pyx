@@ -12,6 +12,8 @@ import importlib
 import operator
 import threading
 
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.object cimport PyObject
 from libc.stdint cimport uint64_t
 from libcpp cimport bool as cbool
 from libcpp.string cimport string
@@ -180,10 +182,11 @@ cdef object _primary_lock = threading.Lock()
 
 cdef ContextHandle primary_context(int ordinal) except *:
     cdef _ContextRef ref
-    if 0 <= ordinal < len(_primary_contexts):
-        ref = _primary_contexts[ordinal]
-        if ref is not None:
-            return ref.h
+    cdef PyObject* cached
+    if 0 <= ordinal < PyList_GET_SIZE(_primary_contexts):   # the common case, in C: already retained
+        cached = PyList_GET_ITEM(_primary_contexts, ordinal)
+        if cached != <PyObject*>None:
+            return (<_ContextRef>cached).h
     ref = _ContextRef.__new__(_ContextRef)
     ref.h = own_create_primary_context_handle(ordinal)
     if not ref.h:

@@ -1,6 +1,7 @@
 # cython: language_level=3
 # distutils: language = c++
 """Stream, StreamOptions, the default streams (upstream module path ``cuda.core._stream``)."""
+cimport cython
 import os
 import re
 import sys
@@ -58,6 +59,8 @@ class StreamOptions:
     priority: object = None
 
 
+# A freelist: a Stream made after one was freed reuses its memory (no allocator call).
+@cython.freelist(16)
 cdef class Stream:
     """A queue of GPU work, executed in order.
 
@@ -141,25 +144,16 @@ cdef class Stream:
         cdef Stream s
         cdef unsigned int flags
         cdef int priority
-        cdef int least = 0
-        cdef int greatest = 0
-        options = check_or_create_options(StreamOptions, options, "Stream options")
-        if green_api and not options.nonblocking:
-            raise ValueError("Green context streams must be non-blocking. Use StreamOptions(nonblocking=True) "
-                             "or omit the option (True is the default).")
-        flags = CU_STREAM_NON_BLOCKING if options.nonblocking else 0
-        if options.priority is None:
+        if options is None:
+            # StreamOptions()'s values (non-blocking, priority 0), without building one
+            flags = CU_STREAM_NON_BLOCKING
             priority = 0
-        elif isinstance(options.priority, bool) or not isinstance(options.priority, int):
-            # upstream's message; a bool or a float is refused too (upstream truncates it to an int)
-            raise TypeError(f"Expected int, got {type(options.priority).__name__}")
         else:
-            priority = options.priority
-        if options.priority is not None:
-            _priority_range(ctx, &least, &greatest)
-            if not greatest <= options.priority <= least:
-                raise ValueError(f"priority={options.priority!r} is out of range [{greatest}, {least}]")
-        s = Stream.__new__(cls)
+            options = _stream_options(options, green_api)
+            flags = CU_STREAM_NON_BLOCKING if options.nonblocking else 0
+            priority = _stream_priority(ctx, options.priority)
+        # Stream itself: Cython calls its tp_new directly (a subclass goes through type.__new__)
+        s = Stream.__new__(Stream) if cls is Stream else Stream.__new__(cls)
         if green_api:
             s._h = create_green_stream_handle(ctx, flags, priority)
         else:
@@ -479,6 +473,32 @@ def _create_green_stream(Context ctx, options):
     """A stream of green context `ctx` (Context.create_stream, which checked it is
     an open green context)."""
     return Stream._create_in(Stream, ctx._h, options, True)
+
+
+# `options` (a StreamOptions, or a dict of its fields) as a StreamOptions; TypeError for anything else,
+# ValueError for a blocking stream of a green context (green_api).
+cdef object _stream_options(object options, bint green_api):
+    options = check_or_create_options(StreamOptions, options, "Stream options")
+    if green_api and not options.nonblocking:
+        raise ValueError("Green context streams must be non-blocking. Use StreamOptions(nonblocking=True) "
+                         "or omit the option (True is the default).")
+    return options
+
+
+# The priority a StreamOptions.priority asks for in `ctx` (None: 0); TypeError for a non-int,
+# ValueError outside the device's range.
+cdef int _stream_priority(const ContextHandle& ctx, object priority) except? -1:
+    cdef int least = 0
+    cdef int greatest = 0
+    if priority is None:
+        return 0
+    if isinstance(priority, bool) or not isinstance(priority, int):
+        # upstream's message; a bool or a float is refused too (upstream truncates it to an int)
+        raise TypeError(f"Expected int, got {type(priority).__name__}")
+    _priority_range(ctx, &least, &greatest)
+    if not greatest <= priority <= least:
+        raise ValueError(f"priority={priority!r} is out of range [{greatest}, {least}]")
+    return priority
 
 
 # The least and greatest stream priority of `ctx`'s device

@@ -1,6 +1,7 @@
 # cython: language_level=3
 # distutils: language = c++
 """MemoryResource and Buffer (upstream module path ``cuda.core._memory._buffer``)."""
+cimport cython
 import sys
 
 from cpython.buffer cimport PyBUF_C_CONTIGUOUS, PyBuffer_Release, PyObject_GetBuffer
@@ -65,6 +66,8 @@ cdef class MemoryResource:
         raise TypeError("MemoryResource.device_id must be implemented by subclasses.")
 
 
+# A freelist: a Buffer made after one was freed reuses its memory (no allocator call).
+@cython.freelist(16)
 cdef class Buffer:
     """A span of device, pinned host or managed memory, with its size and the
     :class:`MemoryResource` it came from.
