@@ -182,10 +182,10 @@ DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle& pool, std::size_
     }
     CUdeviceptr ptr = 0;
     CUresult r;
-    if (pool->host_located) {
-        RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
-        r = drv().cuMemAllocFromPoolAsync_(&ptr, size, pool->pool, stream->stream);
-    } else {
+    {
+        // Another thread's GLOBAL capture stays valid: an allocation that grows the pool maps memory, which the
+        // driver refuses beside such a capture in this thread's default (global) mode (seen on the H100).
+        RelaxedCaptureModeScope relaxed;
         r = drv().cuMemAllocFromPoolAsync_(&ptr, size, pool->pool, stream->stream);
     }
     if (r != CUDA_SUCCESS) {

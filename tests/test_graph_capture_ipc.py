@@ -133,7 +133,7 @@ def _pool_churn(device):
     pinned = PinnedMemoryResource()         # a second pinned pool, made and closed here
     pinned.allocate(64, stream=s).close(s)
     pinned.close()
-    event = device.create_event(EventOptions(ipc_enabled=True))
+    event = s.record(options=EventOptions(ipc_enabled=True))   # only a stream makes an IPC event
     assert event.ipc_descriptor is not None  # an IPC event's export
     event.close()
     return lambda: staged.read()[0]

@@ -111,8 +111,9 @@ SIM_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr* dptr, size_t by
     if (!p) return CUDA_ERROR_INVALID_HANDLE;
     if (p->imported) return CUDA_ERROR_INVALID_VALUE;  // imported pools cannot allocate
     if (stream_is_capturing(hStream)) return CUDA_ERROR_NOT_SUPPORTED;  // not modelled: allocation nodes from a pool
-    // Allocating from a host pool is potentially unsafe during a capture (the H200, driver 580).
-    if (p->host)
+    // Allocating from a host pool or an IPC-enabled (exportable) pool is potentially unsafe during another
+    // thread's GLOBAL capture (the H200 and the H100, driver 580: it maps memory as the pool grows).
+    if (p->host || p->ipc)
         if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;
     return pool_alloc_locked(p, bytesize, dev, dptr);
 }
