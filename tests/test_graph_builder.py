@@ -4,6 +4,7 @@ assertions run on the simulator (CI: captured copies, fills, kernels and host
 functions are replayed by each launch) and on a GPU."""
 import ctypes
 import gc
+import weakref
 
 import numpy as np
 import pytest
@@ -592,3 +593,65 @@ def test_graph_memory_used_after_the_builder_is_closed(device, stream, fill_kern
     again.close()
     gb2.end_building().complete().close()
     gb2.close()
+
+
+def test_callback_captured_before_a_failure_stays_with_the_graph(device, stream):
+    # Upstream 1.2.2's private helper (its tests import it): the callback is
+    # captured, RuntimeError follows, and the graph still runs and keeps it.
+    from cuda.core.graph._graph_builder import _capture_callback_with_tail_failure_for_testing
+
+    called = []
+
+    def callback():
+        called.append(True)
+
+    callback_weak = weakref.ref(callback)
+    gb = stream.create_graph_builder().begin_building()
+    with pytest.raises(RuntimeError, match="forced capture tail discovery failure"):
+        _capture_callback_with_tail_failure_for_testing(gb, callback)
+    del callback
+    gc.collect()
+    assert callback_weak() is not None
+    graph = gb.end_building().complete()
+    graph.launch(stream)
+    stream.sync()
+    assert called == [True]
+    del graph, gb
+    gc.collect()
+    assert callback_weak() is None
+
+
+def test_embedded_builder_callbacks_live_with_the_parent(device, stream):
+    # The parent's clone of the child calls the child's callback: the parent
+    # must keep it (before: freed with the child builder, and reading the
+    # clone's host node then touched freed memory: a crash on an H100).
+    from cuda.core.graph import ChildGraphNode, HostCallbackNode
+
+    called = []
+
+    def callback():
+        called.append(True)
+
+    callback_weak = weakref.ref(callback)
+    child = device.create_graph_builder().begin_building()
+    child.callback(callback)
+    child.end_building()
+    parent = device.create_graph_builder().begin_building()
+    parent.embed(child)
+    parent.end_building()
+    del callback, child
+    gc.collect()
+    assert callback_weak() is not None
+    child_node = next(n for n in parent.graph_definition.nodes() if isinstance(n, ChildGraphNode))
+    embedded = next(n for n in child_node.child_graph.nodes() if isinstance(n, HostCallbackNode))
+    assert "HostCallbackNode" in repr(embedded)      # reads the clone's host node (its callback on a GPU)
+    graph = parent.complete()
+    del parent, child_node, embedded
+    gc.collect()
+    graph.launch(stream)
+    stream.sync()
+    assert called == [True]
+    graph.close()
+    del graph
+    gc.collect()
+    assert callback_weak() is None

@@ -178,3 +178,32 @@ def test_allocation_and_free_nodes_run(device, stream):
     graph.launch(stream)
     stream.sync()
     graph.close()
+
+
+def test_node_type_is_the_bindings_enum(device):
+    # As upstream's: a cuda.bindings driver.CUgraphNodeType (an IntEnum), None for the entry point.
+    from cuda.bindings import driver
+    from cuda.core.graph import GraphDefinition
+
+    gdef = GraphDefinition()
+    node = gdef.empty()
+    assert node.type is driver.CUgraphNodeType.CU_GRAPH_NODE_TYPE_EMPTY
+    assert node.type.name == "CU_GRAPH_NODE_TYPE_EMPTY"
+    assert gdef.embed(GraphDefinition()).type.name == "CU_GRAPH_NODE_TYPE_GRAPH"
+
+
+def test_invalid_memory_type_names_the_valid_ones(device):
+    from cuda.core.graph import GraphDefinition
+
+    with pytest.raises(ValueError, match="^'invalid' is not a valid GraphMemoryType. "
+                                         "Must be 'device', 'host' or 'managed'$"):
+        GraphDefinition().allocate(1024, memory_type="invalid")
+
+
+def test_debug_dot_print_refuses_other_options(device, tmp_path):
+    from cuda.core.graph import GraphDefinition
+
+    gdef = GraphDefinition()
+    gdef.empty()
+    with pytest.raises(TypeError, match="options must be a GraphDebugPrintOptions"):
+        gdef.debug_dot_print(str(tmp_path / "g.dot"), "invalid")

@@ -417,12 +417,16 @@ def test_child_graph_view_keeps_the_parent_alive(device, stream):
     del parent, node
     gc.collect()
     assert len(view.nodes()) == 2                    # the view keeps the parent graph
+    # A node's graph runs only with its owner: the driver neither instantiates
+    # it alone nor embeds it elsewhere (H100, driver 580).
     with pytest.raises(CUDAError, match="CUDA_ERROR_NOT_SUPPORTED"):
-        view.instantiate()                           # a node's graph runs only with its owner (H100, driver 580)
+        view.instantiate()
+    with pytest.raises(CUDAError, match="CUDA_ERROR_NOT_SUPPORTED"):
+        GraphDefinition().embed(view)
     again = GraphDefinition()
-    again.embed(view)                                # ... or as a copy embedded elsewhere
+    again.embed(child)
     _run(again.instantiate(), stream)
-    assert sorted(ran) == ["added", "child"]
+    assert ran == ["child"]
 
 
 def test_child_graph_node_update_replaces_the_embedded_graph(device, stream):
@@ -461,3 +465,31 @@ def test_child_graph_node_update_replaces_the_embedded_graph(device, stream):
     two.empty()
     with pytest.raises(CUDAError):
         graph[node].update(two)
+
+
+@pytest.mark.parametrize("change", ["destroy", "update"])
+def test_embedded_clone_keeps_a_callback_its_source_drops(device, stream, change):
+    # The parent's clone still calls the callback after the child's own node is
+    # destroyed or given another callback: the child must keep it (before: it
+    # was dropped, and launching the parent called freed memory).
+    from cuda.core.graph import GraphDefinition
+
+    ran = []
+
+    def callback():
+        ran.append("cloned")
+
+    callback_weak = weakref.ref(callback)
+    child = GraphDefinition()
+    node = child.callback(callback)
+    parent = GraphDefinition()
+    parent.embed(child)
+    if change == "destroy":
+        node.destroy()
+    else:
+        node.update(lambda: ran.append("new"))
+    del callback, node
+    gc.collect()
+    assert callback_weak() is not None
+    _run(parent.instantiate(), stream)
+    assert ran == ["cloned"]

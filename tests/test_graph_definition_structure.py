@@ -186,6 +186,14 @@ def test_create_condition(gdef):
         gdef.create_condition(2 ** 32)
 
 
+def test_create_condition_takes_a_bool_default(gdef, device):
+    # A bool is an int (as upstream's): True sets the default 1, False 0.
+    assert gdef.create_condition(default_value=True) != gdef.create_condition(default_value=False)
+    gb = device.create_graph_builder().begin_building()
+    gb.create_condition(default_value=True)
+    gb.end_building()
+
+
 @pytest.mark.parametrize("method, args", [("if_then", (42,)), ("if_else", ("c",)), ("while_loop", (None,)),
                                           ("switch", ([1], 2))])
 def test_conditional_rejects_non_condition(gdef, method, args):

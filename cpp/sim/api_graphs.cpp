@@ -789,6 +789,18 @@ SIM_EXPORT CUresult CUDAAPI cuGraphDestroy(CUgraph hGraph) {
     return CUDA_SUCCESS;
 }
 
+// Whether graph `g` is the embedded graph of a child graph node (not a
+// conditional node's body); G().mu held.
+bool owned_by_child_node(const Graph& g) {
+    auto holder = G().node_graph.find(g.owner_node);
+    if (holder == G().node_graph.end()) return false;
+    auto it = G().graphs.find(holder->second);
+    if (it == G().graphs.end()) return false;
+    for (const Node& n : it->second.nodes)
+        if (n.id == g.owner_node) return n.type == CU_GRAPH_NODE_TYPE_GRAPH;
+    return false;
+}
+
 SIM_EXPORT CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                     const CUgraphNode* dependencies, size_t numDependencies,
                                                     CUgraph childGraph) {
@@ -799,6 +811,8 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, C
     Graph* child = find_graph(childGraph);
     if (graph == nullptr || child == nullptr || graph == child) return CUDA_ERROR_INVALID_VALUE;
     if (!child->memory->ptrs.empty()) return CUDA_ERROR_NOT_SUPPORTED;  // no memory nodes in child graphs
+    // Nor the embedded graph of another child node (the H100, driver 580).
+    if (child->owner_node != 0 && owned_by_child_node(*child)) return CUDA_ERROR_NOT_SUPPORTED;
     for (const Node& n : child->nodes)  // nor conditional nodes
         if (n.type == CU_GRAPH_NODE_TYPE_CONDITIONAL) return CUDA_ERROR_NOT_SUPPORTED;
     uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);

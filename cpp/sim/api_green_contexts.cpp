@@ -102,11 +102,8 @@ uint32_t private_check(const ResourceLayout& r, const Private& p) {
 }
 
 // The identity a split call gives its outputs: a function of its input and its
-// parameters only. A CUdevResource is a plain value, so the driver cannot tell
-// the outputs of two identical split calls apart (an H100 with driver 580
-// combines them); outputs of splits that differ in input or parameters stay
-// apart (cuda.h: several SM resources must come from one split). Never 0
-// (0: not a split's output).
+// parameters only (a CUdevResource is a plain value). It marks a resource as a
+// split's output, which cannot be split again; never 0 (0: not a split's output).
 uint64_t split_identity(const Private& input, const void* params, size_t n) {
     struct {
         int32_t device;
@@ -377,9 +374,10 @@ SIM_EXPORT CUresult CUDAAPI cuDevSmResourceSplit(CUdevResource* result, unsigned
     return CUDA_SUCCESS;
 }
 
-// Resources of one device, none empty: SM resources (several only when they
-// are outputs of one split call with one alignment, as cuda.h says), at most
-// one workqueue configuration and one workqueue.
+// Resources of one device, none empty: SM resources (several only when they are
+// split outputs of one alignment; cuda.h asks for outputs of one split call,
+// but an H100 with driver 580 combines outputs of different splits; here their
+// SMs are united), at most one workqueue configuration and one workqueue.
 SIM_EXPORT CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc, CUdevResource* resources,
                                                      unsigned int nbResources) {
     SIM_ENTER(cuDevResourceGenerateDesc);
@@ -398,7 +396,7 @@ SIM_EXPORT CUresult CUDAAPI cuDevResourceGenerateDesc(CUdevResourceDesc* phDesc,
         dev = p.device;
         if (r.type == kTypeSm) {
             if (r.sm.smCount == 0) return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
-            if (sm > 0 && (p.split_id == 0 || p.split_id != sm_split || r.sm.smCoscheduledAlignment != sm_alignment))
+            if (sm > 0 && (p.split_id == 0 || sm_split == 0 || r.sm.smCoscheduledAlignment != sm_alignment))
                 return CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION;
             sm_split = p.split_id;
             sm_alignment = r.sm.smCoscheduledAlignment;

@@ -81,3 +81,5 @@ class GraphCompleteOptions:
 
 
 def _instantiate_graph(source, options=None): ...
+def _capture_callback_with_tail_failure_for_testing(gb: GraphBuilder, fn, *, user_data=None):
+    """Captures host callback `fn` on `gb`, then raises RuntimeError as if finding the captured node had failed."""

@@ -641,7 +641,8 @@ cdef class GraphBuilder:
 
     def embed(self, GraphBuilder child):
         """Embed a finished builder's graph as a child-graph node after the work
-        captured so far (the driver clones the child graph).
+        captured so far (the driver clones the child graph; this builder's
+        graphs keep the child's host callbacks alive).
 
         Raises :class:`ValueError` if `child` has not finished building or this
         builder is not building.
@@ -670,6 +671,8 @@ cdef class GraphBuilder:
                 r = graph_driver().cuStreamUpdateCaptureDependencies_(raw, &node, NULL, 1,
                                                                      CU_STREAM_SET_CAPTURE_DEPENDENCIES)
         check(r)
+        # The clone calls the child's host callbacks: this graph keeps them too.
+        self._retained.append(child._retained)
 
     def callback(self, fn, *, user_data=None):
         """Capture a host callback: `fn` runs on the host when the graph reaches this point.
@@ -827,3 +830,14 @@ cdef class Graph:
         with nogil:
             r = graph_driver().cuGraphLaunch_(keep.get().exec, raw)
         check(r)
+
+
+def _capture_callback_with_tail_failure_for_testing(GraphBuilder gb, fn, *, user_data=None):
+    """Captures host callback `fn` on `gb` (as :meth:`GraphBuilder.callback`),
+    then raises RuntimeError as if finding the captured node had failed.
+
+    Upstream 1.2.2 ships this private helper (its tests import it) to show that
+    a callback whose node could not be found is still retained for the graph's
+    life; here the builder's list retains it the same way."""
+    gb.callback(fn, user_data=user_data)
+    raise RuntimeError("forced capture tail discovery failure")

@@ -11,6 +11,7 @@ cdef class GraphCondition:
 cdef class GraphDefinition:
     cdef GraphHandle _h
     cdef dict _kept           # CUgraphNode (int) -> the object its node uses (Event, GraphDefinition)
+    cdef list _outlived       # what destroyed or updated nodes used: clones embedded elsewhere may call it
     cdef dict _bodies         # conditional CUgraphNode (int) -> (GraphCondition, cond type, body views)
     cdef object _owner        # a body graph's view: the GraphDefinition holding its node (kept alive)
     cdef object __weakref__

@@ -44,6 +44,7 @@ from cuda.core.graph._graph_node cimport (
 from cuda.core.graph._host_callback cimport resolve_host_callback
 
 from cuda.core.graph._subclasses import _NODE_CLASSES, ConditionalNode, IfElseNode, IfNode, SwitchNode, WhileNode
+from cuda.core._utils.validators import check_str_enum
 from cuda.core.typing import GraphConditionalType, GraphMemoryType
 
 __all__ = ['GraphCondition', 'GraphDefinition']
@@ -89,11 +90,11 @@ cdef GraphCondition GraphCondition_from_handle(unsigned long long handle):
 
 
 cdef int parse_condition_default(object default_value, unsigned int* value, unsigned int* flags) except -1:
-    # Checks a condition's `default_value` (None or an unsigned int) and sets the
+    # Checks a condition's `default_value` (None or an unsigned int, bool included) and sets the
     # value and flags cuGraphConditionalHandleCreate takes for it.
     if default_value is None:
         return 0
-    if isinstance(default_value, bool) or not isinstance(default_value, int):
+    if not isinstance(default_value, int):                  # a bool is an int, as upstream's
         raise TypeError(f"default_value must be an int or None, not {type(default_value).__name__}")
     if default_value < 0 or default_value >= 2 ** 32:
         raise OverflowError(f"default_value must fit an unsigned int (0 <= default_value < 2**32), "
@@ -204,6 +205,8 @@ cdef class GraphDefinition:
         cdef CUresult r
         if isinstance(options, dict):
             options = GraphDebugPrintOptions(**options)
+        if options is not None and not isinstance(options, GraphDebugPrintOptions):
+            raise TypeError(f"options must be a GraphDebugPrintOptions instance, not {type(options).__name__}")
         flags = options._to_flags() if options is not None else 0
         with nogil:
             r = graph_driver().cuGraphDebugDotPrint_(g.get().graph, c_path, flags)
@@ -393,9 +396,11 @@ cdef class GraphDefinition:
         return self._bodies.get(raw) if self._bodies is not None else None
 
     def _forget_node(self, uintptr_t raw):
-        """Node `raw` was destroyed: drop what it kept alive and invalidate its body graphs."""
+        """Node `raw` was destroyed: invalidate its body graphs. What it used is
+        kept for this definition's life: a clone of the node (this definition
+        embedded elsewhere) may still use it."""
         if self._kept is not None:
-            self._kept.pop(raw, None)
+            self._outlive(self._kept.pop(raw, None))
         info = self._bodies.pop(raw, None) if self._bodies is not None else None
         if info is not None:
             for body in info[2]:
@@ -525,6 +530,7 @@ cdef class GraphDefinition:
             raise TypeError(f"size must be an int, not {type(size).__name__}")
         if size < 0 or size >= 2 ** 64:
             raise ValueError(f"size must be a byte count (0 <= size < 2**64), not {size}")
+        check_str_enum(memory_type, GraphMemoryType)
         kind = GraphMemoryType(memory_type)
         ordinal = _device_ordinal(device) if device is not None else current_device_ordinal()
         if ordinal < 0:
@@ -556,10 +562,20 @@ cdef class GraphDefinition:
     # ---- nodes with parameters: kernel launch, memset, memcpy, host callback
 
     def _keep(self, uintptr_t node, value):
-        """Keep `value` (what node `node` uses) for the life of this definition."""
+        """Keep `value` (what node `node` uses) for the life of this definition;
+        what the node used before stays kept too (a clone may still use it)."""
         if self._kept is None:
             self._kept = {}
+        self._outlive(self._kept.get(node))
         self._kept[node] = value
+
+    def _outlive(self, value):
+        """Keep `value`, which a node no longer uses, for the life of this definition."""
+        if value is None:
+            return
+        if self._outlived is None:
+            self._outlived = []
+        self._outlived.append(value)
 
     def _retained_objects(self):
         """What the graphs instantiated from this definition must keep alive: a

@@ -326,12 +326,14 @@ cdef class GraphNode:
 
     @property
     def type(self):
-        """The node's ``CUgraphNodeType`` as an int (None for a node of no graph)."""
+        """The node's ``CUgraphNodeType``: a ``cuda.bindings.driver.CUgraphNodeType``
+        when cuda-bindings is installed (as upstream's), else an int; None for
+        the entry point and a node of no graph."""
         cdef CUgraphNodeType t
         if self._node == 0:
             return None
         check(graph_driver().cuGraphNodeGetType_(<CUgraphNode>self._node, &t))
-        return <int>t
+        return bindings_handle("driver.CUgraphNodeType", <uintptr_t>t)
 
     def wait(self, event):
         """Add an event wait node depending on this node.
