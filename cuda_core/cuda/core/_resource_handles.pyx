@@ -19,7 +19,7 @@ from libcpp cimport bool as cbool
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, NVRTCError
+from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, NVRTCError, _driver_explanation
 
 __all__ = []
 
@@ -124,7 +124,8 @@ cdef extern from "resource_handles.hpp" nogil:   # vmm.hpp
 # ---------------------------------------------------------------- errors
 
 cdef int raise_driver_error(CUresult code, str message=None) except -1:
-    """Raise CUDAError for `code` ("NAME: text", or `message` when given); a
+    """Raise CUDAError for `code` ("NAME: explanation" as upstream's, the driver's
+    text where cuda-bindings gives no explanation, or `message` when given); a
     driver that could not be loaded is named with the reason. Returns 0 for
     CUDA_SUCCESS."""
     if code == CUDA_SUCCESS:
@@ -133,7 +134,10 @@ cdef int raise_driver_error(CUresult code, str message=None) except -1:
     if load_error:
         raise CUDAError(f"{error_name(code).decode()}: {load_error.decode()}", None)
     if message is None:
-        message = f"{error_name(code).decode()}: {error_text(code).decode()}"
+        explanation = _driver_explanation(int(code))
+        if explanation is None:
+            explanation = error_text(code).decode()
+        message = f"{error_name(code).decode()}: {explanation}"
     raise CUDAError(message, int(code))
 
 
