@@ -192,3 +192,12 @@ def test_pickling_an_ipc_object_under_fork_warns(ipc_mr, stream):
             reduce(obj)
         assert [x.category for x in w] == [UserWarning], reduce.__name__
     event.close()
+
+
+def test_check_driver_error_for_a_code_the_driver_cannot_name(device):
+    from cuda.core._utils import cuda_utils
+
+    with pytest.raises(cuda_utils.CUDAError) as raised:
+        cuda_utils._check_driver_error(12345)
+    assert str(raised.value) == "UNEXPECTED ERROR CODE: 12345"
+    assert raised.value.code == 12345

@@ -340,6 +340,16 @@ def _raise_for_code(code):
     raise_driver_error(<CUresult>int(code))
 
 
+def _driver_cannot_name(code):
+    """True when the loaded driver's cuGetErrorName has no name for CUresult number `code`
+    (upstream's _check_driver_error then says "UNEXPECTED ERROR CODE"); False when it has one
+    or no driver could be loaded."""
+    cdef const char* name = NULL
+    if ensure_driver_loaded() != CUDA_SUCCESS:
+        return False
+    return driver().cuGetErrorName_(<CUresult>int(code), &name) != CUDA_SUCCESS or name == NULL
+
+
 def _driver_info():
     """(loaded, path, simulated, load_error) for diagnostics and tests."""
     cdef CUresult r = ensure_driver_loaded()

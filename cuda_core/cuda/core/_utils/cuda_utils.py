@@ -191,12 +191,15 @@ def _driver_explanation(code):
 
 def _check_driver_error(error):
     """0 for CUDA_SUCCESS; any other CUresult (or its number) raises CUDAError
-    "NAME: explanation" (the driver's text where no explanation is known)."""
+    "NAME: explanation" (the driver's text where no explanation is known), or
+    upstream's "UNEXPECTED ERROR CODE: <number>" for a code the driver cannot name."""
     code = int(error)
     if code == 0:
         return 0
-    from cuda.core._resource_handles import _raise_for_code   # the one CUresult -> CUDAError path
+    from cuda.core._resource_handles import _driver_cannot_name, _raise_for_code   # the one CUresult path
 
+    if _driver_cannot_name(code):
+        raise CUDAError(f"UNEXPECTED ERROR CODE: {code}", code)
     _raise_for_code(code)
 
 
