@@ -60,6 +60,38 @@ from cuda.core import texture  # noqa: E402,F401  (upstream imports cuda.core.te
 
 del check_not_mixed_with_upstream
 
+
+# Makes tab completion (rlcompleter) treat C-level descriptors (a Cython class's properties) as properties, so it
+# lists them without reading them: reading one can raise (DeviceMemoryResource.allocation_handle of a non-IPC
+# resource), which ends completion. Python before 3.13.13 checks only isinstance(..., property). Installed on
+# import, as upstream's; CUDA_CORE_DONT_FIX_TAB_COMPLETION set to a non-zero (or non-number) value leaves
+# rlcompleter alone.
+def _patch_rlcompleter_for_cython_properties():
+    import os
+    import rlcompleter
+    from types import GetSetDescriptorType, MemberDescriptorType
+
+    setting = os.environ.get("CUDA_CORE_DONT_FIX_TAB_COMPLETION", "").strip()
+    try:
+        opted_out = int(setting) != 0
+    except ValueError:
+        opted_out = setting != ""
+    if opted_out:
+        return
+
+    class _DescriptorCheck(type):
+        def __instancecheck__(cls, obj):
+            return isinstance(obj, (property, GetSetDescriptorType, MemberDescriptorType))
+
+    class _PropertyOrDescriptor(metaclass=_DescriptorCheck):
+        """What rlcompleter's ``property`` names after the patch: isinstance() is true for descriptors too."""
+
+    rlcompleter.property = _PropertyOrDescriptor
+
+
+_patch_rlcompleter_for_cython_properties()
+del _patch_rlcompleter_for_cython_properties
+
 __all__ = [
     "Buffer",
     "CUDAError",

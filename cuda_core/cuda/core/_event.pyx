@@ -16,7 +16,7 @@ from cuda.core._resource_handles cimport (
     event_import_ipc, create_event_handle, not_instantiable, primary_context, raise_last_error,
 )
 
-from cuda.core._utils.cuda_utils import check_or_create_options
+from cuda.core._utils.cuda_utils import check_multiprocessing_start_method, check_or_create_options
 
 
 cdef extern from "cuda.h":
@@ -64,10 +64,7 @@ cdef class IPCEventDescriptor:
         cdef IPCEventDescriptor d = IPCEventDescriptor.__new__(IPCEventDescriptor)
         if not isinstance(reserved, (bytes, bytearray, memoryview)):
             raise TypeError(f"IPC event descriptor payload must be bytes, not {type(reserved).__name__}")
-        reserved = bytes(reserved)
-        if len(reserved) != 64:
-            raise ValueError(f"IPC event descriptor payload is {len(reserved)} bytes; expected 64")
-        d._reserved = reserved
+        d._reserved = bytes(reserved)   # its length is checked where it is opened (from_ipc_descriptor)
         d._blocking_sync = bool(is_blocking_sync)
         return d
 
@@ -75,7 +72,9 @@ cdef class IPCEventDescriptor:
         return IPCEventDescriptor._init, (self._reserved, self._blocking_sync)
 
     def __eq__(self, other):
-        return isinstance(other, IPCEventDescriptor) and (<IPCEventDescriptor>other)._reserved == self._reserved
+        if not isinstance(other, IPCEventDescriptor):
+            return NotImplemented   # Python then compares by identity: unequal
+        return (<IPCEventDescriptor>other)._reserved == self._reserved
 
     __hash__ = None   # unhashable, as upstream's
 
@@ -156,7 +155,10 @@ cdef class Event:
         if not isinstance(ipc_descriptor, IPCEventDescriptor):
             raise TypeError(f"Argument 'ipc_descriptor' has incorrect type (expected "
                             f"cuda.core._event.IPCEventDescriptor, got {type(ipc_descriptor).__name__})")
-        memcpy(handle.reserved, <char*>(<IPCEventDescriptor>ipc_descriptor)._reserved, 64)
+        cdef bytes reserved = (<IPCEventDescriptor>ipc_descriptor)._reserved
+        if len(reserved) < 64:
+            raise ValueError(f"IPC event descriptor reserved field is {len(reserved)} bytes; expected at least 64")
+        memcpy(handle.reserved, <char*>reserved, 64)
         cdef int ordinal = current_device_ordinal()
         if ordinal < 0:
             ordinal = 0   # Device(): the current device, else device 0
@@ -340,6 +342,10 @@ cdef class Event:
                                "Device.sync() to wait for the events to complete before subtracting them.")
         check(r)
 
+    def __isub__(self, other):
+        """Not supported in place (``event -= x``): NotImplemented, so Python falls back to ``event - x``."""
+        return NotImplemented
+
     def __reduce__(self):
         # An IPC-enabled event pickles as its descriptor, with any pickler (upstream's only with
         # multiprocessing's: _reduce_event below); another event has nothing another process could open.
@@ -367,7 +373,9 @@ cdef class Event:
 
 def _reduce_event(event):
     """multiprocessing's pickler (queues, Process arguments): as upstream's, the event's descriptor,
-    so a non-IPC event is refused with upstream's RuntimeError ("Event is not IPC-enabled")."""
+    so a non-IPC event is refused with upstream's RuntimeError ("Event is not IPC-enabled"); warns once
+    where the start method is 'fork'."""
+    check_multiprocessing_start_method()
     return Event.from_ipc_descriptor, (event.ipc_descriptor,)
 
 

@@ -377,7 +377,7 @@ class _StridedLayout:
 
     def __eq__(self, other):
         if not isinstance(other, _StridedLayout):
-            return False
+            return NotImplemented   # Python then compares by identity: unequal
         return (self._itemsize == other._itemsize and self._slice_offset == other._slice_offset
                 and self._shape == other._shape and self._strides == other._strides)
 

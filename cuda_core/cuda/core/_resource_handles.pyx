@@ -19,7 +19,7 @@ from libcpp cimport bool as cbool
 from libcpp.string cimport string
 from libcpp.vector cimport vector
 
-from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, NVRTCError
+from cuda.core._utils.cuda_utils import CUDAError, CUDAWarning, NVRTCError, _driver_explanation
 
 __all__ = []
 
@@ -124,7 +124,8 @@ cdef extern from "resource_handles.hpp" nogil:   # vmm.hpp
 # ---------------------------------------------------------------- errors
 
 cdef int raise_driver_error(CUresult code, str message=None) except -1:
-    """Raise CUDAError for `code` ("NAME: text", or `message` when given); a
+    """Raise CUDAError for `code` ("NAME: explanation" as upstream's, the driver's
+    text where cuda-bindings gives no explanation, or `message` when given); a
     driver that could not be loaded is named with the reason. Returns 0 for
     CUDA_SUCCESS."""
     if code == CUDA_SUCCESS:
@@ -133,7 +134,10 @@ cdef int raise_driver_error(CUresult code, str message=None) except -1:
     if load_error:
         raise CUDAError(f"{error_name(code).decode()}: {load_error.decode()}", None)
     if message is None:
-        message = f"{error_name(code).decode()}: {error_text(code).decode()}"
+        explanation = _driver_explanation(int(code))
+        if explanation is None:
+            explanation = error_text(code).decode()
+        message = f"{error_name(code).decode()}: {explanation}"
     raise CUDAError(message, int(code))
 
 
@@ -334,6 +338,16 @@ cdef object bindings_handle(str bindings_type, uintptr_t value):
 def _raise_for_code(code):
     """Raise CUDAError for a CUresult number (used by handle_return)."""
     raise_driver_error(<CUresult>int(code))
+
+
+def _driver_cannot_name(code):
+    """True when the loaded driver's cuGetErrorName has no name for CUresult number `code`
+    (upstream's _check_driver_error then says "UNEXPECTED ERROR CODE"); False when it has one
+    or no driver could be loaded."""
+    cdef const char* name = NULL
+    if ensure_driver_loaded() != CUDA_SUCCESS:
+        return False
+    return driver().cuGetErrorName_(<CUresult>int(code), &name) != CUDA_SUCCESS or name == NULL
 
 
 def _driver_info():

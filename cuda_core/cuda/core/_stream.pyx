@@ -542,8 +542,8 @@ cpdef Stream Stream_accept(arg, bint allow_stream_protocol=False):
         (<Stream>arg)._check_open()
         return <Stream>arg
     if arg is None:
-        raise TypeError("stream must be a Stream (or an object with __cuda_stream__), not None; "
-                        "pass stream=device.default_stream to use the default stream")
+        raise TypeError("stream is required and must not be None; "
+                        "pass device.default_stream explicitly to use the default stream.")
     own = _graph_builder_stream(arg)
     if own is not None:
         return own

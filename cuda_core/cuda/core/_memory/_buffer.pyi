@@ -10,6 +10,7 @@ from cuda.core._memory._ipc import IPCBufferDescriptor
 from cuda.core._memory._pinned_memory_resource import PinnedMemoryResource
 from cuda.core._memory._virtual_memory_resource import VirtualMemoryIPCDescriptor
 from cuda.core._stream import Stream, StreamLike, _CudaStreamLike
+from cuda.core.typing import DevicePointerType as DevicePointerType
 
 __all__ = ['Buffer', 'MemoryResource']
 

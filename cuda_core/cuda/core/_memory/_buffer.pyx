@@ -19,6 +19,8 @@ from cuda.core._resource_handles cimport (
 )
 from cuda.core._stream cimport Stream, as_stream, default_stream
 
+from cuda.core.typing import DevicePointerType   # what a buffer's address may be (re-exported as upstream's)
+
 
 __all__ = ["Buffer", "MemoryResource"]
 

@@ -17,6 +17,7 @@ from cuda.core._resource_handles cimport (
 
 from cuda.core._device import Device, _device_with_uuid
 from cuda.core._memory._peer_access_utils import PeerAccessibleBySetProxy, replace_peer_accessible_by
+from cuda.core._utils.cuda_utils import check_multiprocessing_start_method
 
 __all__ = ["DeviceMemoryResource", "DeviceMemoryResourceOptions"]
 
@@ -251,7 +252,9 @@ def _reconstruct_device_memory_resource(device_id, alloc_handle, device_uuid=Non
 
 
 def _deep_reduce_device_memory_resource(mr):
-    """multiprocessing sends the pool's fd (SCM_RIGHTS) and re-imports it on the other side."""
+    """multiprocessing sends the pool's fd (SCM_RIGHTS) and re-imports it on the other side
+    (warning once where the start method is 'fork')."""
+    check_multiprocessing_start_method()
     return _reconstruct_device_memory_resource, (mr.device_id, mr.allocation_handle, Device(mr.device_id).uuid)
 
 

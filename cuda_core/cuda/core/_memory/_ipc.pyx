@@ -38,7 +38,7 @@ from cuda.core._resource_handles cimport (
 )
 from cuda.core._stream cimport Stream, as_stream
 
-from cuda.core._utils.cuda_utils import IPCImportError
+from cuda.core._utils.cuda_utils import IPCImportError, check_multiprocessing_start_method
 
 __all__ = ["IPCAllocationHandle", "IPCBufferDescriptor"]
 
@@ -629,7 +629,9 @@ cdef list Buffer_from_ipc_descriptors(object mr, object ipc_descriptors, object 
 # ---------------------------------------------------------------- multiprocessing
 
 def _reduce_allocation_handle(alloc_handle):
-    """multiprocessing sends the fd itself (SCM_RIGHTS), duplicated."""
+    """multiprocessing sends the fd itself (SCM_RIGHTS), duplicated (warning once where the
+    start method is 'fork')."""
+    check_multiprocessing_start_method()
     df = multiprocessing.reduction.DupFd((<IPCAllocationHandle?>alloc_handle).handle)
     return _reconstruct_allocation_handle, (type(alloc_handle), df, alloc_handle.uuid)
 

@@ -14,6 +14,7 @@ from cuda.core._resource_handles cimport (
 )
 
 from cuda.core._device import Device
+from cuda.core._utils.cuda_utils import check_multiprocessing_start_method
 
 __all__ = ["PinnedMemoryResource", "PinnedMemoryResourceOptions"]
 
@@ -193,7 +194,9 @@ def _reconstruct_pinned_memory_resource(alloc_handle):
 
 
 def _deep_reduce_pinned_memory_resource(mr):
-    """multiprocessing sends the pool's fd (SCM_RIGHTS) and re-imports it on the other side."""
+    """multiprocessing sends the pool's fd (SCM_RIGHTS) and re-imports it on the other side
+    (warning once where the start method is 'fork')."""
+    check_multiprocessing_start_method()
     return _reconstruct_pinned_memory_resource, (mr.allocation_handle,)
 
 

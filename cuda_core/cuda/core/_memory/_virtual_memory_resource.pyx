@@ -151,6 +151,25 @@ class VirtualMemoryResourceOptions:
         return _lookup(_GRANULARITY, spec, "granularity")
 
 
+# `table` with its driver numbers as cuda-bindings' `enum_name` members, as upstream's class tables
+# (VirtualMemoryResourceOptions._access_flags, ...) hold them; the numbers themselves without cuda-bindings.
+# A None key (no access, no handle type) keeps its plain number, as upstream's.
+def _with_bindings_members(table, str enum_name):
+    try:
+        from cuda.bindings import driver as bindings_driver
+        enum = getattr(bindings_driver, enum_name)
+    except (ImportError, AttributeError):
+        return dict(table)
+    return {key: value if key is None else enum(value) for key, value in table.items()}
+
+
+VirtualMemoryResourceOptions._access_flags = _with_bindings_members(_ACCESS_FLAGS, "CUmemAccess_flags")
+VirtualMemoryResourceOptions._handle_types = _with_bindings_members(_HANDLE_TYPES, "CUmemAllocationHandleType")
+VirtualMemoryResourceOptions._granularity = _with_bindings_members(_GRANULARITY, "CUmemAllocationGranularity_flags")
+VirtualMemoryResourceOptions._location_type = _with_bindings_members(_LOCATION_TYPES, "CUmemLocationType")
+VirtualMemoryResourceOptions._allocation_type = _with_bindings_members(_ALLOCATION_TYPES, "CUmemAllocationType")
+
+
 cdef class _Request:
     """One resolved configuration: the allocation properties, the granularity
     flag, the reservation alignment and the access descriptors (owner first)."""

@@ -8,8 +8,13 @@ with this package's objects works in one process. ``nvrtc`` and ``runtime`` are
 imported on first use. cuda-bindings stays optional: without it this module
 imports, and using any of the three raises a clear :class:`ImportError`.
 """
+import functools
 import importlib
+import multiprocessing
+import platform
 import sys
+import warnings
+from collections.abc import Sequence
 from typing import NamedTuple
 
 try:
@@ -147,8 +152,17 @@ if driver is None:
 # prefixes of their API names for the stand-in used without cuda-bindings.
 _LAZY_BINDINGS = {"nvrtc": ("nvrtc",), "runtime": ("cuda",)}
 
+# The explanation tables imported on first use (they need cuda-bindings): name -> module.
+_LAZY_EXPLANATIONS = {
+    "DRIVER_CU_RESULT_EXPLANATIONS": "cuda.core._utils.driver_cu_result_explanations",
+    "RUNTIME_CUDA_ERROR_EXPLANATIONS": "cuda.core._utils.runtime_cuda_error_explanations",
+}
+
 
 def __getattr__(name):
+    module_name = _LAZY_EXPLANATIONS.get(name)
+    if module_name is not None:
+        return getattr(importlib.import_module(module_name), name)
     prefixes = _LAZY_BINDINGS.get(name)
     if prefixes is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
@@ -161,7 +175,121 @@ def __getattr__(name):
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_LAZY_BINDINGS))
+    return sorted(set(globals()) | set(_LAZY_BINDINGS) | set(_LAZY_EXPLANATIONS))
+
+
+def _driver_explanation(code):
+    """The explanation of CUresult number `code` for a CUDAError message, or None
+    (cuda-bindings absent or without one): the message then keeps the driver's text."""
+    try:
+        from cuda.core._utils.driver_cu_result_explanations import DRIVER_CU_RESULT_EXPLANATIONS
+    except ImportError:
+        return None
+    explanation = DRIVER_CU_RESULT_EXPLANATIONS.get(code)
+    return explanation if isinstance(explanation, str) else None
+
+
+def _check_driver_error(error):
+    """0 for CUDA_SUCCESS; any other CUresult (or its number) raises CUDAError
+    "NAME: explanation" (the driver's text where no explanation is known), or
+    upstream's "UNEXPECTED ERROR CODE: <number>" for a code the driver cannot name."""
+    code = int(error)
+    if code == 0:
+        return 0
+    from cuda.core._resource_handles import _driver_cannot_name, _raise_for_code   # the one CUresult path
+
+    if _driver_cannot_name(code):
+        raise CUDAError(f"UNEXPECTED ERROR CODE: {code}", code)
+    _raise_for_code(code)
+
+
+def _check_runtime_error(error):
+    """0 for cudaSuccess; any other cuda-bindings ``cudaError_t`` raises CUDAError
+    "name: explanation" (the runtime's text where no explanation is known)."""
+    if int(error) == 0:
+        return 0
+    _raise_runtime_error(error)
+
+
+def _check_nvrtc_error(error, handle=None):
+    """0 for NVRTC_SUCCESS; any other ``nvrtcResult`` raises :class:`NVRTCError`
+    with NVRTC's text and, given the program `handle`, its compilation log."""
+    code = int(error)
+    if code == 0:
+        return 0
+    nvrtc_module = __getattr__("nvrtc")
+    message = f"{error}: {nvrtc_module.nvrtcGetErrorString(error)[1].decode()}"
+    if handle is not None:
+        _, log_size = nvrtc_module.nvrtcGetProgramLogSize(handle)
+        log = b" " * log_size
+        nvrtc_module.nvrtcGetProgramLog(handle, log)
+        message += f", compilation log:\n\n{log.decode('utf-8', errors='backslashreplace')}"
+    raise NVRTCError(message, code)
+
+
+def _handle_boolean_option(option):
+    """``"true"`` or ``"false"`` for a compiler option's truth value."""
+    return "true" if bool(option) else "false"
+
+
+def precondition(checker, what=""):
+    """A decorator calling ``checker(*args, **kwargs, what=what)`` before each call of
+    the decorated function; whatever `checker` raises stops the call."""
+
+    def decorate(function):
+        @functools.wraps(function)
+        def checked(*args, **kwargs):
+            checker(*args, **kwargs, what=what)
+            return function(*args, **kwargs)
+
+        return checked
+
+    return decorate
+
+
+def is_sequence(obj):
+    """Whether `obj` is a :class:`collections.abc.Sequence` (a list, tuple, str, ...)."""
+    return isinstance(obj, Sequence)
+
+
+def is_nested_sequence(obj):
+    """Whether `obj` is a sequence holding at least one sequence."""
+    return is_sequence(obj) and any(is_sequence(item) for item in obj)
+
+
+# Whether check_multiprocessing_start_method has run (it warns at most once per process).
+_fork_warning_checked = False
+
+_FORK_CONSEQUENCES = (
+    "CUDA does not support. Forked subprocesses exhibit undefined behavior, including failure to initialize "
+    "CUDA contexts and devices. Set the start method to 'spawn' before creating processes that use CUDA. "
+    "Use: multiprocessing.set_start_method('spawn')")
+
+
+def reset_fork_warning():
+    """Let the next check_multiprocessing_start_method warn again (for tests)."""
+    global _fork_warning_checked
+    _fork_warning_checked = False
+
+
+def check_multiprocessing_start_method():
+    """Warn (UserWarning, once per process) when multiprocessing's start method is
+    'fork', or is unset on Linux where it defaults to 'fork': a CUDA object sent to
+    a forked child is undefined behaviour. Called when such an object is pickled."""
+    global _fork_warning_checked
+    if _fork_warning_checked:
+        return
+    _fork_warning_checked = True
+    try:
+        method = multiprocessing.get_start_method()
+    except RuntimeError:   # not set yet: Linux's default is 'fork'
+        if platform.system() == "Linux":
+            warnings.warn("multiprocessing start method is not set and defaults to 'fork' on Linux, which "
+                          + _FORK_CONSEQUENCES, UserWarning, stacklevel=3)
+        return
+    if method == "fork":
+        warnings.warn("multiprocessing start method is 'fork', which " + _FORK_CONSEQUENCES, UserWarning,
+                      stacklevel=3)
 
 
 def check_or_create_options(cls, options, options_description="", keep_none=False):
@@ -206,6 +334,11 @@ def _raise_runtime_error(error):
     """CUDAError for a cuda-bindings ``cudaError_t`` (the runtime API), named as the
     runtime names it (``cudaErrorInvalidValue: ...``), as upstream's handle_return does."""
     name = getattr(error, "name", None) or f"cudaError_t({int(error)})"
+    from cuda.core._utils.runtime_cuda_error_explanations import RUNTIME_CUDA_ERROR_EXPLANATIONS
+
+    explanation = RUNTIME_CUDA_ERROR_EXPLANATIONS.get(int(error))
+    if isinstance(explanation, str):
+        raise CUDAError(f"{name}: {explanation}", int(error))
     text = ""
     try:
         from cuda.bindings import runtime as cudart

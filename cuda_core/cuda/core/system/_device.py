@@ -66,6 +66,7 @@ _BRAND_NAMES = {
 _CLOCK_IDS = {ClockId.CURRENT: 0, ClockId.CUSTOMER_BOOST_MAX: 3}
 _CLOCK_TYPES = {ClockType.GRAPHICS: 0, ClockType.SM: 1, ClockType.MEMORY: 2, ClockType.VIDEO: 3}
 _CLOCKS_EVENT_REASON_BITS = {
+    0x0: ClocksEventReasons.NONE,  # no bit set (never a bit a mask unpacks to)
     0x1: ClocksEventReasons.GPU_IDLE,
     0x2: ClocksEventReasons.APPLICATIONS_CLOCKS_SETTING,
     0x4: ClocksEventReasons.SW_POWER_CAP,
@@ -129,7 +130,7 @@ _THERMAL_CONTROLLERS = {
     7: ThermalController.LM89, 8: ThermalController.LM64, 9: ThermalController.G781,
     10: ThermalController.ADT7473, 11: ThermalController.SBMAX6649, 12: ThermalController.VBIOSEVT,
     13: ThermalController.OS, 14: ThermalController.NVSYSCON_CANOAS, 15: ThermalController.NVSYSCON_E551,
-    16: ThermalController.MAX6649R, 17: ThermalController.ADT7473S,
+    16: ThermalController.MAX6649R, 17: ThermalController.ADT7473S, -1: ThermalController.UNKNOWN,
 }
 _THERMAL_TARGETS = {
     0: ThermalTarget.NONE, 1: ThermalTarget.GPU, 2: ThermalTarget.MEMORY, 4: ThermalTarget.POWER_SUPPLY,
@@ -140,6 +141,41 @@ _THERMAL_TARGET_VALUES = {v: k for k, v in _THERMAL_TARGETS.items()}
 # NVLink version enumerators (nvmlNvlinkVersion_t) -> (major, minor).
 _NVLINK_VERSIONS = {1: (1, 0), 2: (2, 0), 3: (2, 2), 4: (3, 0), 5: (3, 1), 6: (4, 0), 7: (5, 0), 8: (6, 0)}
 _PSTATE_UNKNOWN = 32
+
+
+# `table` with its NVML integer side (keys or values) as cuda-bindings' `enum` members, as upstream's
+# *_MAPPING tables hold them (an integer this cuda-bindings' enum lacks stays an int).
+def _with_nvml_members(enum, table):
+    def member(x):
+        if type(x) is not int:
+            return x
+        try:
+            return enum(x)
+        except ValueError:
+            return x
+
+    return {member(key): member(value) for key, value in table.items()}
+
+
+# Upstream's names for the tables above (this module reads the integer ones).
+_ADDRESSING_MODE_MAPPING = _with_nvml_members(nvml.DeviceAddressingModeType, _ADDRESSING_MODES)
+_AFFINITY_SCOPE_MAPPING = _with_nvml_members(nvml.AffinityScope, _AFFINITY_SCOPES)
+_BRAND_TYPE_MAPPING = _with_nvml_members(nvml.BrandType, _BRAND_NAMES)
+_CLOCK_ID_MAPPING = _with_nvml_members(nvml.ClockId, _CLOCK_IDS)
+_CLOCK_TYPE_MAPPING = _with_nvml_members(nvml.ClockType, _CLOCK_TYPES)
+_CLOCKS_EVENT_REASONS_MAPPING = _with_nvml_members(nvml.ClocksEventReasons, _CLOCKS_EVENT_REASON_BITS)
+_COOLER_CONTROL_MAPPING = _with_nvml_members(nvml.CoolerControl, _COOLER_CONTROLS)
+_COOLER_TARGET_MAPPING = _with_nvml_members(nvml.CoolerTarget, _COOLER_TARGET_BITS)
+_EVENT_TYPE_MAPPING = _with_nvml_members(nvml.EventType, _EVENT_TYPE_BITS)
+_FAN_CONTROL_POLICY_MAPPING = _with_nvml_members(nvml.FanControlPolicy, _FAN_CONTROL_POLICIES)
+_GPU_P2P_CAPS_INDEX_MAPPING = _with_nvml_members(nvml.GpuP2PCapsIndex, _P2P_CAPS_INDEX)
+_GPU_P2P_STATUS_MAPPING = _with_nvml_members(nvml.GpuP2PStatus, _P2P_STATUS)
+_GPU_TOPOLOGY_LEVEL_MAPPING = _with_nvml_members(nvml.GpuTopologyLevel, _TOPOLOGY_LEVELS)
+_INFOROM_OBJECT_MAPPING = _with_nvml_members(nvml.InforomObject, _INFOROM_OBJECTS)
+_NVLINK_VERSION_MAPPING = _with_nvml_members(nvml.NvlinkVersion, _NVLINK_VERSIONS)
+_TEMPERATURE_THRESHOLD_MAPPING = _with_nvml_members(nvml.TemperatureThresholds, _TEMPERATURE_THRESHOLDS)
+_THERMAL_CONTROLLER_MAPPING = _with_nvml_members(nvml.ThermalController, _THERMAL_CONTROLLERS)
+_THERMAL_TARGET_MAPPING = _with_nvml_members(nvml.ThermalTarget, _THERMAL_TARGETS)
 _MAX_THERMAL_SENSORS_PER_GPU = 3
 
 

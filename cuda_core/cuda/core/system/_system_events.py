@@ -15,6 +15,8 @@ from cuda.core.system.typing import SystemEventType
 # nvmlSystemEventType values (bits) <-> this module's enum.
 _SYSTEM_EVENT_TYPES = {1: SystemEventType.UNBIND, 2: SystemEventType.BIND}
 _SYSTEM_EVENT_TYPE_VALUES = {v: k for k, v in _SYSTEM_EVENT_TYPES.items()}
+# Upstream's name for the table above, keyed by cuda-bindings' nvml.SystemEventType members.
+_SYSTEM_EVENT_TYPE_MAPPING = _device._with_nvml_members(nvml.SystemEventType, _SYSTEM_EVENT_TYPES)
 
 __all__ = ["register_events"]
 
