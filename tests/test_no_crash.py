@@ -35,11 +35,19 @@ MAX_CRASHES = 40        # per environment: stop hunting after this many (the tes
 SUMMARY = {}            # environment -> line printed at exit
 
 
+SUMMARY_LOG = HERE.parent / "build" / "no-crash-calls.txt"   # the whole tally; the console gets one line
+
+
 @atexit.register
 def _print_summary():
-    if SUMMARY:
-        sys.__stdout__.write("\nno-crash calls tried per environment:\n" +
-                             "".join(f"  {k}: {v}\n" for k, v in SUMMARY.items()))
+    if not SUMMARY:
+        return
+    SUMMARY_LOG.parent.mkdir(parents=True, exist_ok=True)
+    SUMMARY_LOG.write_text("no-crash calls tried per environment:\n" +
+                           "".join(f"  {k}: {v}\n" for k, v in SUMMARY.items()))
+    calls = {k: v.split(" calls", 1)[0] for k, v in SUMMARY.items()}
+    sys.__stdout__.write("\nno-crash calls tried: " + ", ".join(f"{k} {n}" for k, n in calls.items()) +
+                         f" (outcomes per environment: {SUMMARY_LOG})\n")
 
 
 def _parse(progress):
