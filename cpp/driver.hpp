@@ -246,7 +246,12 @@ namespace cuda_core {
     X(cuGraphConditionalHandleCreate)            \
     X(cuGraphAddNode)                            \
     X(cuStreamBeginCaptureToGraph)               \
-    X(cuGraphNodeSetParams)
+    X(cuGraphNodeSetParams)                      \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
+    X(cuOccupancyMaxPotentialBlockSize)          \
+    X(cuOccupancyAvailableDynamicSMemPerBlock)   \
+    X(cuOccupancyMaxPotentialClusterSize)        \
+    X(cuOccupancyMaxActiveClusters)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

@@ -204,3 +204,54 @@ def test_many_threads_compile_and_launch(device):
         t.join(120)
     assert not errors, errors
     assert results == {0: True, 1: True, 2: True, 3: True}
+
+
+def test_kernel_attributes_not_instantiable():
+    import cuda.core._module as module
+
+    with pytest.raises(RuntimeError, match=r"^KernelAttributes cannot be instantiated directly\. Please use Kernel APIs\.$"):
+        module.KernelAttributes()
+
+
+@pytest.mark.parametrize("code_type", ["ltoir", "object", "library"])
+def test_get_kernel_of_unloadable_code_names_the_code_type(code_type):
+    from cuda.core import ObjectCode
+
+    oc = getattr(ObjectCode, f"from_{code_type}")(b"\x00not loadable\x00")
+    with pytest.raises(RuntimeError, match=rf'^Unsupported code type "{code_type}"'):
+        oc.get_kernel("anything")
+
+
+class _FakeProperties:
+    def __init__(self, cooperative_launch):
+        self.cooperative_launch = cooperative_launch
+
+
+class _FakeDevice:
+    def __init__(self, cc=(9, 0), cooperative_launch=True):
+        self.compute_capability = cc
+        self.properties = _FakeProperties(cooperative_launch)
+
+
+def test_launch_config_checks_clusters_and_cooperative_on_the_current_device(monkeypatch):
+    # upstream 1.2.2 asks cuda.core._launch_config.Device() at construction
+    from cuda.core import LaunchConfig
+    from cuda.core import _launch_config
+    from cuda.core._utils.cuda_utils import CUDAError
+
+    looked_up = []
+    monkeypatch.setattr(_launch_config, "Device", lambda: looked_up.append(1) or _FakeDevice(cc=(8, 6)))
+    with pytest.raises(CUDAError, match=r"^thread block clusters are not supported on devices with compute "
+                                        r"capability < 9\.0 \(got \(8, 6\)\)$"):
+        LaunchConfig(grid=2, cluster=2, block=32)
+    assert looked_up
+    LaunchConfig(grid=2, block=32)                     # no cluster: no check needed
+
+    monkeypatch.setattr(_launch_config, "Device", lambda: _FakeDevice(cc=(9, 0)))
+    assert LaunchConfig(grid=(2, 3), cluster=(2, 2), block=32).cluster == (2, 2, 1)
+
+    monkeypatch.setattr(_launch_config, "Device", lambda: _FakeDevice(cooperative_launch=False))
+    with pytest.raises(CUDAError, match=r"^cooperative kernels are not supported on this device$"):
+        LaunchConfig(grid=1, block=1, is_cooperative=True)
+    monkeypatch.setattr(_launch_config, "Device", lambda: _FakeDevice(cooperative_launch=True))
+    assert LaunchConfig(grid=1, block=1, is_cooperative=True).is_cooperative

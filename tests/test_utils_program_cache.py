@@ -569,3 +569,33 @@ def test_stat_guards_protect_a_replaced_entry(tmp_path):
     assert path.stat().st_mtime_ns == fresh.st_mtime_ns
     _prune_if_stat_unchanged(path, path.stat())
     assert not path.exists()
+
+
+def test_compile_cache_goes_through_the_module_seam(cache, monkeypatch):
+    # upstream 1.2.2: a miss calls cuda.core._program._program_compile_uncached (which tests
+    # replace), an empty name_expressions is accepted, a PTX hit on a driver older than NVRTC warns
+    import warnings
+
+    from cuda.core import ObjectCode, Program, ProgramOptions
+    from cuda.core import _program
+
+    made = ObjectCode._init(b"compiled-bytes", "cubin", name="seam")
+    calls = []
+    monkeypatch.setattr(_program, "_program_compile_uncached",
+                        lambda program, target_type, name_expressions, logs: calls.append(target_type) or made)
+    prog = Program(SOURCE, "c++", ProgramOptions(arch="sm_90", name="seam"))
+    assert prog.compile("cubin", name_expressions=(), cache=cache) is made
+    assert calls == ["cubin"] and len(cache) == 1
+    hit = prog.compile("cubin", name_expressions=[], cache=cache)
+    assert hit.code == b"compiled-bytes" and calls == ["cubin"]
+
+    key = _key(code=SOURCE, options=ProgramOptions(arch="sm_90", name="seam"), target_type="ptx")
+    cache[key] = b"cached ptx"
+    monkeypatch.setattr(_program, "driver_version", lambda: (0, 0, 0))
+    with pytest.warns(RuntimeWarning, match=r"^The CUDA driver version is older than the backend version\. "
+                                            r"The generated ptx will not be loadable by the current driver\.$"):
+        assert prog.compile("ptx", cache=cache).code == b"cached ptx"
+    monkeypatch.setattr(_program, "driver_version", lambda: (999, 0, 0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert prog.compile("ptx", cache=cache).code == b"cached ptx"

@@ -68,22 +68,7 @@ def launch(stream, config, kernel, *kernel_args):
     cdef Kernel k = <Kernel>kernel
     cdef ParamHolder params = pack_kernel_args(k, kernel_args)
     cdef LaunchDims dims
-    cdef int i
-    cluster = conf.cluster
-    for i in range(3):
-        dims.block[i] = conf.block[i]
-        if cluster is None:
-            dims.grid[i] = conf.grid[i]
-            dims.cluster[i] = 1
-        else:
-            if conf.grid[i] * cluster[i] >= (1 << 32):
-                raise ValueError(f"LaunchConfig grid x cluster does not fit in 32 bits in dimension {i}")
-            dims.grid[i] = conf.grid[i] * cluster[i]
-            dims.cluster[i] = cluster[i]
-    dims.has_cluster = cluster is not None
-    dims.shared_mem_bytes = conf.shmem_size
-    dims.cooperative = conf.is_cooperative
-    dims.programmatic_serialization = conf.programmatic_stream_serialization
+    conf._fill_dims(&dims)
     cdef StreamHandle h = s._h
     cdef void** args = <void**>params.ptr
     cdef CUresult r

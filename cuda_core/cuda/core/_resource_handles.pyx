@@ -462,6 +462,13 @@ cdef extern from "module.hpp" nogil:
         const KernelHandle&, CUfunction_attribute, CUdevice, int*)
     CUresult launch_kernel "cuda_core::launch_kernel"(
         const KernelHandle&, const StreamHandle&, const LaunchDims&, void**)
+    CUresult kernel_max_active_blocks "cuda_core::kernel_max_active_blocks"(const KernelHandle&, int, size_t, int*)
+    CUresult kernel_max_potential_block_size "cuda_core::kernel_max_potential_block_size"(
+        const KernelHandle&, CUoccupancyB2DSize, size_t, int, int*, int*)
+    CUresult kernel_available_shared_mem "cuda_core::kernel_available_shared_mem"(
+        const KernelHandle&, int, int, size_t*)
+    CUresult kernel_cluster_occupancy "cuda_core::kernel_cluster_occupancy"(
+        const KernelHandle&, const StreamHandle&, const LaunchDims&, cbool, int*)
 
 
 
