@@ -599,3 +599,22 @@ def test_compile_cache_goes_through_the_module_seam(cache, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert prog.compile("ptx", cache=cache).code == b"cached ptx"
+
+
+@pytest.mark.parametrize("option_kw", [{"include_path": False}, {"pre_include": False}, {"include_path": range(0)},
+                                       {"include_path": []}, {"pre_include": ()}])
+def test_empty_or_false_external_options_are_no_options(option_kw):
+    # upstream 1.2.2: include_path / pre_include that is neither a str nor a sequence (False) or
+    # an empty sequence (range(0) too) gives no NVRTC flag, so a key needs no extra_digest
+    _key(options=_opts(**option_kw))
+    args = _opts(**option_kw).as_bytes("nvrtc")
+    assert not any(a.startswith((b"--include-path", b"--pre-include")) for a in args)
+
+
+def test_path_like_include_path_needs_an_extra_digest(tmp_path):
+    # a PathLike include_path is a flag (NVRTC reads files from it), so the key cannot be made without a digest
+    args = _opts(include_path=tmp_path).as_bytes("nvrtc")
+    assert f"--include-path={tmp_path}".encode() in args
+    with pytest.raises(ValueError, match="extra_digest"):
+        _key(options=_opts(include_path=tmp_path))
+    _key(options=_opts(include_path=tmp_path), extra_digest=b"headers")

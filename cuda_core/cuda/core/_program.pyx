@@ -128,7 +128,7 @@ def _translate_program_options(options):
 
 def _as_list(value, what, item_types):
     """`value` (one item, or a list/tuple of items) as a list; each item must be of `item_types`."""
-    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    items = list(value) if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) else [value]
     for item in items:
         if not isinstance(item, item_types) or isinstance(item, bool):
             raise TypeError(f"ProgramOptions.{what} items must be {' or '.join(t.__name__ for t in item_types)}, "
@@ -222,6 +222,8 @@ _NVRTC_SPELLING = {
 _ITEM_TYPES = {"ptxas_options": (str,), "undefine_macro": (str,), "include_path": (str, os.PathLike),
                "pre_include": (str,), "diag_error": (int,), "diag_suppress": (int,), "diag_warn": (int,)}
 _NVVM_ONLY = ("extra_sources", "use_libdevice")
+# Options NVRTC reads files through: a path or a sequence of them, anything else gives no flag.
+_PATH_OR_SEQUENCE = ("include_path", "pre_include")
 def _unsupported_nvvm_options(names):
     """The error upstream gives for ProgramOptions libNVVM does not take: a CUDAError
     (with no CUresult: it is an options error, not a driver result) naming them."""
@@ -481,6 +483,8 @@ class ProgramOptions:
                     value = os.fsdecode(value)
                 args.append(f"{flag}={value}")
             else:
+                if f.name in _PATH_OR_SEQUENCE and not isinstance(value, (str, os.PathLike, Sequence)):
+                    continue   # upstream's rule: neither a path nor a sequence (e.g. False) is no option
                 args += [f"{flag}={os.fspath(v) if isinstance(v, os.PathLike) else v}"
                          for v in _as_list(value, f.name, _ITEM_TYPES[f.name])]
         if target_type == "ltoir" and "-dlto" not in args:

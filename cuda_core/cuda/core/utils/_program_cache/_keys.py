@@ -9,6 +9,7 @@ no two different inputs can run together into the same byte stream.
 import abc
 import collections.abc
 import hashlib
+import os
 from typing import Any, Callable, Sequence
 
 # _program imports this package only inside Program.compile, so importing
@@ -152,7 +153,7 @@ def _option_is_set(options: ProgramOptions, name: str) -> bool:
     if name in _BOOLEAN_OPTION_FIELDS:
         return bool(value)
     if name in _STR_OR_SEQUENCE_OPTION_FIELDS:
-        if isinstance(value, str):
+        if isinstance(value, (str, os.PathLike)):
             return True
         return isinstance(value, collections.abc.Sequence) and len(value) > 0
     return True
