@@ -357,7 +357,7 @@ def test_key_normalisations():
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
-    ({"code_type": "fortran"}, ValueError, "code_type"),
+    ({"code_type": "fortran"}, ValueError, "is not a valid SourceCodeType"),
     ({"target_type": "exe"}, ValueError, "target_type"),
     ({"code": 12345}, TypeError, "code"),
     ({"code": b"abc"}, TypeError, "code must be str for code_type"),
@@ -618,3 +618,9 @@ def test_path_like_include_path_needs_an_extra_digest(tmp_path):
     with pytest.raises(ValueError, match="extra_digest"):
         _key(options=_opts(include_path=tmp_path))
     _key(options=_opts(include_path=tmp_path), extra_digest=b"headers")
+
+
+def test_unknown_code_type_is_upstreams_enum_error():
+    # upstream 1.2.2 reads code_type as a cuda.core.typing.SourceCodeType
+    with pytest.raises(ValueError, match=r"^'fortran' is not a valid SourceCodeType$"):
+        _key(code_type="fortran")

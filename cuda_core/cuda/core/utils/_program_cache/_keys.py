@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 # _program imports this package only inside Program.compile, so importing
 # ProgramOptions here at the top makes no cycle.
 from cuda.core._program import ProgramOptions
+from cuda.core.typing import SourceCodeType
 
 # Bump when the key derivation changes: later keys never meet older entries.
 _KEY_SCHEMA_VERSION = 1
@@ -415,6 +416,7 @@ def make_program_cache_key(
     code_type = code_type.lower() if isinstance(code_type, str) else code_type
     target_type = target_type.lower() if isinstance(target_type, str) else target_type
     if code_type not in _VALID_CODE_TYPES:
+        SourceCodeType(code_type)   # upstream's ValueError: "'fortran' is not a valid SourceCodeType"
         raise ValueError(f"code_type={code_type!r} is not supported (must be one of "
                          f"{', '.join(repr(c) for c in _VALID_CODE_TYPES)})")
     if target_type not in _VALID_TARGET_TYPES:
