@@ -48,7 +48,7 @@ def test_compile_error_raises_with_nvrtc_log():
         prog.compile("cubin", logs=logs)
     msg = str(info.value)
     assert isinstance(info.value, CUDAError)
-    assert "NVRTC_ERROR_COMPILATION" in msg
+    assert "NVRTC_ERROR_COMPILATION, compilation log:\n\n" in msg   # upstream's wording before the log
     assert "this_is_not_declared" in msg and "is undefined" in msg   # NVRTC's own log text
     assert "broken_prog" in msg
     assert "this_is_not_declared" in logs.getvalue()

@@ -377,7 +377,7 @@ cdef int raise_nvrtc_error(int result, str what, str log=None) except -1:
         raise NVRTCError(f"{what}: {nvrtc_load_error().decode()}", None)
     msg = f"{what}: {nvrtc_error_name(result).decode()}"
     if log:
-        msg += f"\nCompilation log:\n{log}"
+        msg += f", compilation log:\n\n{log}"   # upstream's wording
     raise NVRTCError(msg, int(result))
 
 
