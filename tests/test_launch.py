@@ -255,3 +255,23 @@ def test_launch_config_checks_clusters_and_cooperative_on_the_current_device(mon
         LaunchConfig(grid=1, block=1, is_cooperative=True)
     monkeypatch.setattr(_launch_config, "Device", lambda: _FakeDevice(cooperative_launch=True))
     assert LaunchConfig(grid=1, block=1, is_cooperative=True).is_cooperative
+
+
+@pytest.mark.parametrize("bad", ["not_an_int", 2.71828, None, [456], (789,), 3 + 4j, b"\xde\xad", object()])
+def test_kernel_from_handle_takes_an_integer_only(bad):
+    # upstream 1.2.2: "handle must be an integer" (a float is not truncated to an address)
+    from cuda.core import Kernel
+
+    with pytest.raises(TypeError, match=rf"^handle must be an integer, got {type(bad).__name__}$"):
+        Kernel.from_handle(bad)
+
+
+def test_name_expressions_map_to_mangled_bytes(device):
+    # upstream 1.2.2: symbol_mapping values are the mangled names as bytes (what cuLibraryGetKernel takes)
+    from cuda.core import Program, ProgramOptions
+
+    src = "template <int N> __global__ void add(int* p) { *p += N; }"
+    oc = Program(src, "c++", ProgramOptions(arch="sm_90")).compile("cubin", name_expressions=("add<3>",))
+    mangled = oc.symbol_mapping["add<3>"]
+    assert isinstance(mangled, bytes) and mangled.startswith(b"_Z") and mangled + b"\0" in oc.code
+    assert oc.get_kernel("add<3>") is not None and oc.get_kernel(mangled.decode()) is not None

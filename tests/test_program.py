@@ -115,7 +115,7 @@ def test_name_expressions_map_to_mangled_names():
     src = "template <int N> __global__ void add(int* p) { *p += N; }"
     oc = _program(src).compile("cubin", name_expressions=("add<3>",))
     mangled = oc.symbol_mapping["add<3>"]
-    assert mangled.startswith("_Z") and mangled.encode() + b"\0" in oc.code
+    assert mangled.startswith(b"_Z") and mangled + b"\0" in oc.code
 
 
 def test_ptx_program_passes_through():

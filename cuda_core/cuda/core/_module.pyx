@@ -337,11 +337,10 @@ cdef class Kernel:
     @staticmethod
     def from_handle(handle, mod=None):
         """A Kernel for a foreign ``CUkernel`` address; ``mod`` (an ObjectCode) is kept alive with it."""
+        if hasattr(handle, "getPtr"):       # a cuda.bindings CUkernel
+            handle = int(handle)
         if isinstance(handle, bool) or not isinstance(handle, int):
-            try:
-                handle = int(handle)
-            except (TypeError, ValueError):
-                raise TypeError(f"handle must be an int (a CUkernel address), not {type(handle).__name__}") from None
+            raise TypeError(f"handle must be an integer, got {type(handle).__name__}")
         if handle <= 0 or handle >= (1 << 64):
             raise ValueError(f"handle must be a non-zero 64-bit CUkernel address, got {handle}")
         if mod is not None and not isinstance(mod, ObjectCode):
@@ -480,8 +479,8 @@ cdef class ObjectCode:
         if not isinstance(name, str):
             raise TypeError(f"name must be a str or bytes, not {type(name).__name__}")
         self._load()
-        symbol = self._sym_map.get(name, name)
-        cdef bytes sym = symbol.encode()
+        symbol = self._sym_map.get(name, name)   # a mangled name: bytes from Program.compile, or a str
+        cdef bytes sym = symbol if isinstance(symbol, bytes) else symbol.encode()
         cdef const char* csym = sym
         cdef KernelHandle h
         with nogil:
@@ -518,7 +517,8 @@ cdef class ObjectCode:
 
     @property
     def symbol_mapping(self):
-        """A copy of the name-expression -> mangled-name mapping."""
+        """A copy of the name-expression -> mangled-name mapping (the mangled names
+        :meth:`Program.compile` gives are bytes, as upstream's)."""
         return dict(self._sym_map)
 
     @property

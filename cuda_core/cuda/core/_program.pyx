@@ -754,7 +754,7 @@ cdef class Program:
         data = <bytes>code
         if tt == "ptx":
             data = data.rstrip(b"\0")
-        mapping = {e: l.decode() for e, l in zip(exprs, lowered)}
+        mapping = {e: <bytes>l for e, l in zip(exprs, lowered)}   # upstream's: the mangled names as bytes
         return ObjectCode._init(data, tt, name=name, symbol_mapping=mapping)
 
     def _compile_nvvm(self, str tt, logs):
