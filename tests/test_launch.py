@@ -275,3 +275,20 @@ def test_name_expressions_map_to_mangled_bytes(device):
     mangled = oc.symbol_mapping["add<3>"]
     assert isinstance(mangled, bytes) and mangled.startswith(b"_Z") and mangled + b"\0" in oc.code
     assert oc.get_kernel("add<3>") is not None and oc.get_kernel(mangled.decode()) is not None
+
+
+def test_cooperative_grid_larger_than_the_device_holds_is_refused(device, stream, fill_kernel):
+    # upstream 1.2.2: a cooperative launch whose grid exceeds the blocks that can be resident at once
+    # (occupancy x multiprocessors) raises ValueError before reaching the driver
+    from cuda.core import LaunchConfig, launch
+
+    per_sm = fill_kernel.occupancy.max_active_blocks_per_multiprocessor(128, 0)
+    limit = per_sm * device.properties.multiprocessor_count
+    buf = device.memory_resource.allocate(64, stream=stream)
+    config = LaunchConfig(grid=(limit + 1, 1, 1), block=128, is_cooperative=True)
+    with pytest.raises(ValueError, match=rf"^The specified grid size \({limit + 1} \* 1 \* 1\) exceeds the limit "
+                                         rf"\({limit}\)$"):
+        launch(stream, config, fill_kernel, buf, 64, np.uint32(1))
+    launch(stream, LaunchConfig(grid=1, block=64, is_cooperative=True), fill_kernel, buf, 64, np.uint32(1))
+    stream.sync()
+    buf.close(stream)
