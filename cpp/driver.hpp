@@ -251,7 +251,8 @@ namespace cuda_core {
     X(cuOccupancyMaxPotentialBlockSize)          \
     X(cuOccupancyAvailableDynamicSMemPerBlock)   \
     X(cuOccupancyMaxPotentialClusterSize)        \
-    X(cuOccupancyMaxActiveClusters)
+    X(cuOccupancyMaxActiveClusters)              \
+    X(cuKernelGetLibrary)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

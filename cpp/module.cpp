@@ -96,6 +96,14 @@ long kernel_param_count(const KernelHandle& kernel, CUresult* status) noexcept {
     }
 }
 
+// Owns nothing (the library stays the kernel's).
+CUresult kernel_library(const KernelHandle& kernel, CUlibrary* library) noexcept {
+    if (!kernel) return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = require_driver();
+    if (r != CUDA_SUCCESS) return r;
+    return drv().cuKernelGetLibrary_(library, kernel->kernel);
+}
+
 // Owns nothing.
 CUresult kernel_attribute(const KernelHandle& kernel, CUfunction_attribute attribute, CUdevice device,
                           int* value) noexcept {

@@ -52,6 +52,9 @@ CUresult kernel_param_info(const KernelHandle& kernel, std::size_t index, std::s
 // Number of parameters, or -1 with *status set when the driver cannot tell.
 long kernel_param_count(const KernelHandle& kernel, CUresult* status) noexcept;
 
+// The library `kernel` belongs to (cuKernelGetLibrary; CUDA_ERROR_NOT_SUPPORTED on a driver without it).
+CUresult kernel_library(const KernelHandle& kernel, CUlibrary* library) noexcept;
+
 // One attribute of `kernel` on device `device` (cuKernelGetAttribute).
 CUresult kernel_attribute(const KernelHandle& kernel, CUfunction_attribute attribute, CUdevice device,
                           int* value) noexcept;

@@ -292,3 +292,22 @@ def test_cooperative_grid_larger_than_the_device_holds_is_refused(device, stream
     launch(stream, LaunchConfig(grid=1, block=64, is_cooperative=True), fill_kernel, buf, 64, np.uint32(1))
     stream.sync()
     buf.close(stream)
+
+
+def test_kernel_from_handle_warns_when_mod_is_another_library(device):
+    # upstream 1.2.2: Kernel.from_handle(handle, mod) warns when mod's library is not the kernel's
+    import warnings
+
+    from cuda.core import Kernel
+
+    first, second = compile_fill("cubin"), compile_fill("cubin")
+    kernel = first.get_kernel(FILL_NAME)
+    second.get_kernel(FILL_NAME)     # loads the second library
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        same = Kernel.from_handle(int(kernel.handle), first)
+        other = Kernel.from_handle(int(kernel.handle), second)
+    assert [str(w.message) for w in caught] == [
+        "The library from the provided ObjectCode does not match the library associated with this kernel."]
+    assert caught[0].category is UserWarning
+    assert same == kernel == other and other.attributes.max_threads_per_block > 0

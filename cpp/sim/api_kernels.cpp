@@ -230,6 +230,16 @@ SIM_EXPORT CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t paramIn
     return CUDA_SUCCESS;
 }
 
+SIM_EXPORT CUresult CUDAAPI cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) {
+    SIM_ENTER(cuKernelGetLibrary);
+    if (pLib == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lk(K().mu);
+    Kernel* k = find_kernel(kernel);
+    if (k == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    *pLib = reinterpret_cast<CUlibrary>(uintptr_t(make_handle(TAG_LIBRARY, k->library)));
+    return CUDA_SUCCESS;
+}
+
 SIM_EXPORT CUresult CUDAAPI cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
     SIM_ENTER(cuKernelGetAttribute);
     if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;

@@ -9,6 +9,7 @@ Kernel owns the library it came from, so a kernel stays usable after its
 ObjectCode is gone.
 """
 import os
+import warnings
 from collections import namedtuple
 
 from libc.stdint cimport uintptr_t
@@ -20,7 +21,7 @@ from cuda.core._resource_handles cimport (
     CUDA_SUCCESS, CUdevice, CUfunction_attribute, CUkernel, CUoccupancyB2DSize, CUresult, KernelHandle,
     LaunchDims, LibraryHandle, StreamHandle,
     borrow_kernel_handle, check, create_kernel_handle, create_library_handle, cu_device,
-    current_device_ordinal, kernel_attribute, kernel_available_shared_mem, kernel_cluster_occupancy,
+    current_device_ordinal, kernel_attribute, kernel_available_shared_mem, kernel_library, CUlibrary, kernel_cluster_occupancy,
     kernel_max_active_blocks, kernel_max_potential_block_size, kernel_param_count, kernel_param_info,
     not_instantiable, raise_driver_error, raise_last_error, require_driver, take_last_error,
 )
@@ -336,7 +337,10 @@ cdef class Kernel:
 
     @staticmethod
     def from_handle(handle, mod=None):
-        """A Kernel for a foreign ``CUkernel`` address; ``mod`` (an ObjectCode) is kept alive with it."""
+        """A Kernel for a foreign ``CUkernel`` address; ``mod`` (an ObjectCode) is kept alive with it.
+
+        Warns (UserWarning) when ``mod`` is loaded and its library is not the kernel's (on a
+        driver that reports a kernel's library, CUDA 12.5 and later)."""
         if hasattr(handle, "getPtr"):       # a cuda.bindings CUkernel
             handle = int(handle)
         if isinstance(handle, bool) or not isinstance(handle, int):
@@ -351,6 +355,10 @@ cdef class Kernel:
         cdef KernelHandle h = borrow_kernel_handle(<CUkernel><uintptr_t>handle, lib)
         if not h:
             raise_last_error()
+        cdef CUlibrary own = NULL
+        if lib and kernel_library(h, &own) == CUDA_SUCCESS and own != lib.get().library:
+            warnings.warn("The library from the provided ObjectCode does not match the library associated "
+                          "with this kernel.", UserWarning, stacklevel=2)
         return Kernel._wrap(h, mod, "")
 
     def __eq__(self, other):

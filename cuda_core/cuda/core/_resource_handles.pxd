@@ -405,6 +405,7 @@ cdef KernelHandle create_kernel_handle(const LibraryHandle& library, const char*
 cdef KernelHandle borrow_kernel_handle(CUkernel kernel, const LibraryHandle& library) noexcept nogil
 cdef CUresult kernel_param_info(const KernelHandle& kernel, size_t index, size_t* offset, size_t* size) noexcept nogil
 cdef long kernel_param_count(const KernelHandle& kernel, CUresult* status) noexcept nogil
+cdef CUresult kernel_library(const KernelHandle& kernel, CUlibrary* library) noexcept nogil
 cdef CUresult kernel_attribute(const KernelHandle& kernel, CUfunction_attribute attribute, CUdevice device,
                                int* value) noexcept nogil
 cdef CUresult launch_kernel(const KernelHandle& kernel, const StreamHandle& stream, const LaunchDims& dims,

@@ -458,6 +458,7 @@ cdef extern from "module.hpp" nogil:
     KernelHandle borrow_kernel_handle "cuda_core::borrow_kernel_handle"(CUkernel, const LibraryHandle&)
     CUresult kernel_param_info "cuda_core::kernel_param_info"(const KernelHandle&, size_t, size_t*, size_t*)
     long kernel_param_count "cuda_core::kernel_param_count"(const KernelHandle&, CUresult*)
+    CUresult kernel_library "cuda_core::kernel_library"(const KernelHandle&, CUlibrary*)
     CUresult kernel_attribute "cuda_core::kernel_attribute"(
         const KernelHandle&, CUfunction_attribute, CUdevice, int*)
     CUresult launch_kernel "cuda_core::launch_kernel"(
