@@ -624,3 +624,23 @@ def test_unknown_code_type_is_upstreams_enum_error():
     # upstream 1.2.2 reads code_type as a cuda.core.typing.SourceCodeType
     with pytest.raises(ValueError, match=r"^'fortran' is not a valid SourceCodeType$"):
         _key(code_type="fortran")
+
+
+def test_filestream_hit_survives_a_failing_fstat_in_the_atime_bump(tmp_path, monkeypatch):
+    # the atime bump is best effort: an os.fstat failure there leaves the hit intact, closes its fd
+    # and skips os.utime (upstream 1.2.2's tests fail os.fstat to reach that path)
+    from cuda.core.utils import FileStreamProgramCache
+    from cuda.core.utils._program_cache import _file_stream
+
+    monkeypatch.setattr(_file_stream, "_UTIME_SUPPORTS_FD", True)
+    with FileStreamProgramCache(tmp_path / "fc") as cache:
+        cache[b"k"] = b"v"
+        opened, closed, utimes = [], [], []
+        real_open, real_close = os.open, os.close
+        with monkeypatch.context() as m:   # undone before pytest's capture calls os.fstat again
+            m.setattr(os, "open", lambda *a, **k: opened.append(real_open(*a, **k)) or opened[-1])
+            m.setattr(os, "close", lambda fd: closed.append(fd) or real_close(fd))
+            m.setattr(os, "fstat", lambda fd: (_ for _ in ()).throw(OSError("fstat refused")))
+            m.setattr(os, "utime", lambda *a, **k: utimes.append(a))
+            assert cache[b"k"] == b"v"
+        assert opened and opened[-1] in closed and utimes == []

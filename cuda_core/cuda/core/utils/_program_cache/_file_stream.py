@@ -94,7 +94,7 @@ def _stat_and_read_with_sharing_retry(path: Path) -> tuple[os.stat_result, bytes
     """The stat and bytes of ``path``; FileNotFoundError when it is absent (or stays busy on Windows)."""
     def read():
         with open(path, "rb") as f:
-            return os.fstat(f.fileno()), f.read()
+            return os.stat(f.fileno()), f.read()   # the open file's stat (os.fstat is the atime bump's)
 
     def exhausted(last):
         raise FileNotFoundError(path) from last
