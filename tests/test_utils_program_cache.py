@@ -644,3 +644,23 @@ def test_filestream_hit_survives_a_failing_fstat_in_the_atime_bump(tmp_path, mon
             m.setattr(os, "utime", lambda *a, **k: utimes.append(a))
             assert cache[b"k"] == b"v"
         assert opened and opened[-1] in closed and utimes == []
+
+
+def test_filestream_unlink_goes_through_path_unlink(tmp_path, monkeypatch):
+    # entries are removed with pathlib.Path.unlink (where upstream's tests inject failures): a
+    # PermissionError that is not a Windows sharing violation surfaces from del and from eviction
+    from pathlib import Path
+
+    from cuda.core.utils import FileStreamProgramCache
+    from cuda.core.utils._program_cache import _file_stream
+
+    monkeypatch.setattr(_file_stream, "_IS_WINDOWS", False)
+    with FileStreamProgramCache(tmp_path / "fc", max_size_bytes=200) as cache:
+        cache[b"a"] = b"a" * 100
+        cache[b"b"] = b"b" * 100
+        with monkeypatch.context() as m:
+            m.setattr(Path, "unlink", lambda self, *a, **k: (_ for _ in ()).throw(PermissionError("acl denied")))
+            with pytest.raises(PermissionError, match="acl denied"):
+                del cache[b"a"]
+            with pytest.raises(PermissionError, match="acl denied"):
+                cache[b"c"] = b"c" * 100

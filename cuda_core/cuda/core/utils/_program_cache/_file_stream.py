@@ -87,7 +87,7 @@ def _replace_with_sharing_retry(tmp_path: Path, target: Path) -> bool:
 
 def _unlink_with_sharing_retry(path: Path) -> None:
     """Remove ``path`` (FileNotFoundError when it is gone), riding out Windows sharing violations."""
-    _with_sharing_retry(os.unlink, path)
+    _with_sharing_retry(Path.unlink, Path(path))
 
 
 def _stat_and_read_with_sharing_retry(path: Path) -> tuple[os.stat_result, bytes]:
