@@ -664,3 +664,29 @@ def test_filestream_unlink_goes_through_path_unlink(tmp_path, monkeypatch):
                 del cache[b"a"]
             with pytest.raises(PermissionError, match="acl denied"):
                 cache[b"c"] = b"c" * 100
+
+
+def test_nvvm_key_fingerprints_the_module_get_nvvm_module_gives(monkeypatch):
+    # upstream 1.2.2: the NVVM part of a key is version() and ir_version() of _program._get_nvvm_module()
+    # (one call each key), so a libNVVM update changes keys even when its IR version does not
+    from cuda.core import _program
+
+    class FakeNVVM:
+        def __init__(self, version):
+            self.calls = 0
+            self._version = version
+
+        def version(self):
+            self.calls += 1
+            return self._version
+
+        def ir_version(self):
+            return (1, 8, 3, 0)
+
+    old, new = FakeNVVM((12, 3)), FakeNVVM((12, 4))
+    monkeypatch.setattr(_program, "_get_nvvm_module", lambda: old)
+    k_old = _key(code="abc", code_type="nvvm", target_type="ptx")
+    monkeypatch.setattr(_program, "_get_nvvm_module", lambda: new)
+    k_new = _key(code="abc", code_type="nvvm", target_type="ptx")
+    assert k_old != k_new and old.calls == 1 and new.calls == 1
+    assert _key(code="abc", code_type="nvvm", target_type="ptx") == k_new

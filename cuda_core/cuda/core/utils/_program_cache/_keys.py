@@ -136,14 +136,15 @@ def _linker_backend_and_version(use_driver: bool) -> tuple[str, str]:
 
 
 def _nvvm_fingerprint() -> str:
-    """libNVVM's identity: its version and the NVVM IR version it reads. Loads it
-    (RuntimeError where NVVM is not available, as ``Program(code_type="nvvm")`` raises)."""
-    from cuda.core._program import _get_nvvm_module
-    from cuda.core._resource_handles import _nvvm_info
+    """libNVVM's identity: its version and the NVVM IR version it reads, as the module
+    ``cuda.core._program._get_nvvm_module()`` reports them (upstream's source; it loads
+    libNVVM, RuntimeError where NVVM is not available, as ``Program(code_type="nvvm")`` raises)."""
+    from cuda.core import _program
 
-    _get_nvvm_module()
-    _, _, version, ir = _nvvm_info()
-    return f"lib={version[0]}.{version[1]};ir={'.'.join(str(v) for v in ir)}"
+    nvvm = _program._get_nvvm_module()
+    version = tuple(nvvm.version())
+    ir = tuple(nvvm.ir_version())
+    return f"lib={'.'.join(str(v) for v in version)};ir={'.'.join(str(v) for v in ir)}"
 
 
 def _option_is_set(options: ProgramOptions, name: str) -> bool:
