@@ -246,7 +246,13 @@ namespace cuda_core {
     X(cuGraphConditionalHandleCreate)            \
     X(cuGraphAddNode)                            \
     X(cuStreamBeginCaptureToGraph)               \
-    X(cuGraphNodeSetParams)
+    X(cuGraphNodeSetParams)                      \
+    X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
+    X(cuOccupancyMaxPotentialBlockSize)          \
+    X(cuOccupancyAvailableDynamicSMemPerBlock)   \
+    X(cuOccupancyMaxPotentialClusterSize)        \
+    X(cuOccupancyMaxActiveClusters)              \
+    X(cuKernelGetLibrary)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

@@ -96,6 +96,14 @@ long kernel_param_count(const KernelHandle& kernel, CUresult* status) noexcept {
     }
 }
 
+// Owns nothing (the library stays the kernel's).
+CUresult kernel_library(const KernelHandle& kernel, CUlibrary* library) noexcept {
+    if (!kernel) return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = require_driver();
+    if (r != CUDA_SUCCESS) return r;
+    return drv().cuKernelGetLibrary_(library, kernel->kernel);
+}
+
 // Owns nothing.
 CUresult kernel_attribute(const KernelHandle& kernel, CUfunction_attribute attribute, CUdevice device,
                           int* value) noexcept {
@@ -105,24 +113,23 @@ CUresult kernel_attribute(const KernelHandle& kernel, CUfunction_attribute attri
     return drv().cuKernelGetAttribute_(value, attribute, kernel->kernel, device);
 }
 
-// Owns the context push for the call only. Requires `args` to match the kernel's parameters.
-CUresult launch_kernel(const KernelHandle& kernel, const StreamHandle& stream, const LaunchDims& dims,
-                       void** args) noexcept {
-    if (!kernel || !stream) return CUDA_ERROR_INVALID_HANDLE;
-    CUresult r = require_driver();
-    if (r != CUDA_SUCCESS) return r;
-    CUlaunchAttribute attrs[3] = {};
+namespace {
+
+// Fills `config` (and `attrs`, which it points into) from `dims` for `stream`.
+void fill_launch_config(const LaunchDims& dims, CUstream stream, CUlaunchConfig* config,
+                        CUlaunchAttribute (&attrs)[3]) noexcept {
     unsigned int nattrs = 0;
-    CUlaunchConfig config = {};
-    config.gridDimX = dims.grid[0];
-    config.gridDimY = dims.grid[1];
-    config.gridDimZ = dims.grid[2];
-    config.blockDimX = dims.block[0];
-    config.blockDimY = dims.block[1];
-    config.blockDimZ = dims.block[2];
-    config.sharedMemBytes = dims.shared_mem_bytes;
-    config.hStream = stream->stream;
+    *config = CUlaunchConfig{};
+    config->gridDimX = dims.grid[0];
+    config->gridDimY = dims.grid[1];
+    config->gridDimZ = dims.grid[2];
+    config->blockDimX = dims.block[0];
+    config->blockDimY = dims.block[1];
+    config->blockDimZ = dims.block[2];
+    config->sharedMemBytes = dims.shared_mem_bytes;
+    config->hStream = stream;
     if (dims.has_cluster) {
+        attrs[nattrs] = CUlaunchAttribute{};
         attrs[nattrs].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
         attrs[nattrs].value.clusterDim.x = dims.cluster[0];
         attrs[nattrs].value.clusterDim.y = dims.cluster[1];
@@ -130,21 +137,83 @@ CUresult launch_kernel(const KernelHandle& kernel, const StreamHandle& stream, c
         ++nattrs;
     }
     if (dims.cooperative) {
+        attrs[nattrs] = CUlaunchAttribute{};
         attrs[nattrs].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
         attrs[nattrs].value.cooperative = 1;
         ++nattrs;
     }
     if (dims.programmatic_serialization) {
+        attrs[nattrs] = CUlaunchAttribute{};
         attrs[nattrs].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
         attrs[nattrs].value.programmaticStreamSerializationAllowed = 1;
         ++nattrs;
     }
-    config.attrs = nattrs ? attrs : nullptr;
-    config.numAttrs = nattrs;
+    config->attrs = nattrs ? attrs : nullptr;
+    config->numAttrs = nattrs;
+}
+
+CUfunction as_function(const KernelHandle& kernel) noexcept { return reinterpret_cast<CUfunction>(kernel->kernel); }
+
+}  // namespace
+
+// Owns the context push for the call only. Requires `args` to match the kernel's parameters.
+CUresult launch_kernel(const KernelHandle& kernel, const StreamHandle& stream, const LaunchDims& dims,
+                       void** args) noexcept {
+    if (!kernel || !stream) return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = require_driver();
+    if (r != CUDA_SUCCESS) return r;
+    CUlaunchAttribute attrs[3] = {};
+    CUlaunchConfig config;
+    fill_launch_config(dims, stream->stream, &config, attrs);
     // A CUkernel launches in the current context, which must be the stream's.
     ContextScopeGuard scope(stream->context);
     if (scope.status() != CUDA_SUCCESS) return scope.status();
-    return drv().cuLaunchKernelEx_(&config, reinterpret_cast<CUfunction>(kernel->kernel), args, nullptr);
+    return drv().cuLaunchKernelEx_(&config, as_function(kernel), args, nullptr);
+}
+
+// Owns nothing.
+CUresult kernel_max_active_blocks(const KernelHandle& kernel, int block_size, std::size_t shared_mem_bytes,
+                                  int* blocks) noexcept {
+    if (!kernel) return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = require_driver();
+    if (r != CUDA_SUCCESS) return r;
+    return drv().cuOccupancyMaxActiveBlocksPerMultiprocessor_(blocks, as_function(kernel), block_size,
+                                                              shared_mem_bytes);
+}
+
+// Owns nothing; the callback runs on this thread during the call.
+CUresult kernel_max_potential_block_size(const KernelHandle& kernel, CUoccupancyB2DSize shared_mem_of_block_size,
+                                         std::size_t shared_mem_bytes, int block_size_limit, int* min_grid_size,
+                                         int* block_size) noexcept {
+    if (!kernel) return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = require_driver();
+    if (r != CUDA_SUCCESS) return r;
+    return drv().cuOccupancyMaxPotentialBlockSize_(min_grid_size, block_size, as_function(kernel),
+                                                   shared_mem_of_block_size, shared_mem_bytes, block_size_limit);
+}
+
+// Owns nothing.
+CUresult kernel_available_shared_mem(const KernelHandle& kernel, int blocks, int block_size,
+                                     std::size_t* bytes) noexcept {
+    if (!kernel) return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = require_driver();
+    if (r != CUDA_SUCCESS) return r;
+    return drv().cuOccupancyAvailableDynamicSMemPerBlock_(bytes, as_function(kernel), blocks, block_size);
+}
+
+// Owns the context push for the call only.
+CUresult kernel_cluster_occupancy(const KernelHandle& kernel, const StreamHandle& stream, const LaunchDims& dims,
+                                  bool active, int* value) noexcept {
+    if (!kernel || !stream) return CUDA_ERROR_INVALID_HANDLE;
+    CUresult r = require_driver();
+    if (r != CUDA_SUCCESS) return r;
+    CUlaunchAttribute attrs[3] = {};
+    CUlaunchConfig config;
+    fill_launch_config(dims, stream->stream, &config, attrs);
+    ContextScopeGuard scope(stream->context);
+    if (scope.status() != CUDA_SUCCESS) return scope.status();
+    return active ? drv().cuOccupancyMaxActiveClusters_(value, as_function(kernel), &config)
+                  : drv().cuOccupancyMaxPotentialClusterSize_(value, as_function(kernel), &config);
 }
 
 }  // namespace cuda_core

@@ -52,6 +52,9 @@ CUresult kernel_param_info(const KernelHandle& kernel, std::size_t index, std::s
 // Number of parameters, or -1 with *status set when the driver cannot tell.
 long kernel_param_count(const KernelHandle& kernel, CUresult* status) noexcept;
 
+// The library `kernel` belongs to (cuKernelGetLibrary; CUDA_ERROR_NOT_SUPPORTED on a driver without it).
+CUresult kernel_library(const KernelHandle& kernel, CUlibrary* library) noexcept;
+
 // One attribute of `kernel` on device `device` (cuKernelGetAttribute).
 CUresult kernel_attribute(const KernelHandle& kernel, CUfunction_attribute attribute, CUdevice device,
                           int* value) noexcept;
@@ -73,5 +76,21 @@ struct LaunchDims {
 // it returns (the launch is asynchronous: callers keep buffers alive).
 CUresult launch_kernel(const KernelHandle& kernel, const StreamHandle& stream, const LaunchDims& dims,
                        void** args) noexcept;
+
+// Occupancy queries of `kernel` (cuOccupancy*; the CUkernel stands for its function in the
+// current context). `shared_mem_of_block_size` may be null (then `shared_mem_bytes` is used);
+// it is called on the calling thread, which keeps whatever locks it holds.
+CUresult kernel_max_active_blocks(const KernelHandle& kernel, int block_size, std::size_t shared_mem_bytes,
+                                  int* blocks) noexcept;
+CUresult kernel_max_potential_block_size(const KernelHandle& kernel, CUoccupancyB2DSize shared_mem_of_block_size,
+                                         std::size_t shared_mem_bytes, int block_size_limit, int* min_grid_size,
+                                         int* block_size) noexcept;
+CUresult kernel_available_shared_mem(const KernelHandle& kernel, int blocks, int block_size,
+                                     std::size_t* bytes) noexcept;
+
+// The most blocks per cluster (active false) or clusters on the device (active true) for
+// launching `kernel` on `stream` with `dims`, in the stream's context.
+CUresult kernel_cluster_occupancy(const KernelHandle& kernel, const StreamHandle& stream, const LaunchDims& dims,
+                                  bool active, int* value) noexcept;
 
 }  // namespace cuda_core

@@ -204,3 +204,110 @@ def test_many_threads_compile_and_launch(device):
         t.join(120)
     assert not errors, errors
     assert results == {0: True, 1: True, 2: True, 3: True}
+
+
+def test_kernel_attributes_not_instantiable():
+    import cuda.core._module as module
+
+    with pytest.raises(RuntimeError, match=r"^KernelAttributes cannot be instantiated directly\. Please use Kernel APIs\.$"):
+        module.KernelAttributes()
+
+
+@pytest.mark.parametrize("code_type", ["ltoir", "object", "library"])
+def test_get_kernel_of_unloadable_code_names_the_code_type(code_type):
+    from cuda.core import ObjectCode
+
+    oc = getattr(ObjectCode, f"from_{code_type}")(b"\x00not loadable\x00")
+    with pytest.raises(RuntimeError, match=rf'^Unsupported code type "{code_type}"'):
+        oc.get_kernel("anything")
+
+
+class _FakeProperties:
+    def __init__(self, cooperative_launch):
+        self.cooperative_launch = cooperative_launch
+
+
+class _FakeDevice:
+    def __init__(self, cc=(9, 0), cooperative_launch=True):
+        self.compute_capability = cc
+        self.properties = _FakeProperties(cooperative_launch)
+
+
+def test_launch_config_checks_clusters_and_cooperative_on_the_current_device(monkeypatch):
+    # upstream 1.2.2 asks cuda.core._launch_config.Device() at construction
+    from cuda.core import LaunchConfig
+    from cuda.core import _launch_config
+    from cuda.core._utils.cuda_utils import CUDAError
+
+    looked_up = []
+    monkeypatch.setattr(_launch_config, "Device", lambda: looked_up.append(1) or _FakeDevice(cc=(8, 6)))
+    with pytest.raises(CUDAError, match=r"^thread block clusters are not supported on devices with compute "
+                                        r"capability < 9\.0 \(got \(8, 6\)\)$"):
+        LaunchConfig(grid=2, cluster=2, block=32)
+    assert looked_up
+    LaunchConfig(grid=2, block=32)                     # no cluster: no check needed
+
+    monkeypatch.setattr(_launch_config, "Device", lambda: _FakeDevice(cc=(9, 0)))
+    assert LaunchConfig(grid=(2, 3), cluster=(2, 2), block=32).cluster == (2, 2, 1)
+
+    monkeypatch.setattr(_launch_config, "Device", lambda: _FakeDevice(cooperative_launch=False))
+    with pytest.raises(CUDAError, match=r"^cooperative kernels are not supported on this device$"):
+        LaunchConfig(grid=1, block=1, is_cooperative=True)
+    monkeypatch.setattr(_launch_config, "Device", lambda: _FakeDevice(cooperative_launch=True))
+    assert LaunchConfig(grid=1, block=1, is_cooperative=True).is_cooperative
+
+
+@pytest.mark.parametrize("bad", ["not_an_int", 2.71828, None, [456], (789,), 3 + 4j, b"\xde\xad", object()])
+def test_kernel_from_handle_takes_an_integer_only(bad):
+    # upstream 1.2.2: "handle must be an integer" (a float is not truncated to an address)
+    from cuda.core import Kernel
+
+    with pytest.raises(TypeError, match=rf"^handle must be an integer, got {type(bad).__name__}$"):
+        Kernel.from_handle(bad)
+
+
+def test_name_expressions_map_to_mangled_bytes(device):
+    # upstream 1.2.2: symbol_mapping values are the mangled names as bytes (what cuLibraryGetKernel takes)
+    from cuda.core import Program, ProgramOptions
+
+    src = "template <int N> __global__ void add(int* p) { *p += N; }"
+    oc = Program(src, "c++", ProgramOptions(arch="sm_90")).compile("cubin", name_expressions=("add<3>",))
+    mangled = oc.symbol_mapping["add<3>"]
+    assert isinstance(mangled, bytes) and mangled.startswith(b"_Z") and mangled + b"\0" in oc.code
+    assert oc.get_kernel("add<3>") is not None and oc.get_kernel(mangled.decode()) is not None
+
+
+def test_cooperative_grid_larger_than_the_device_holds_is_refused(device, stream, fill_kernel):
+    # upstream 1.2.2: a cooperative launch whose grid exceeds the blocks that can be resident at once
+    # (occupancy x multiprocessors) raises ValueError before reaching the driver
+    from cuda.core import LaunchConfig, launch
+
+    per_sm = fill_kernel.occupancy.max_active_blocks_per_multiprocessor(128, 0)
+    limit = per_sm * device.properties.multiprocessor_count
+    buf = device.memory_resource.allocate(64, stream=stream)
+    config = LaunchConfig(grid=(limit + 1, 1, 1), block=128, is_cooperative=True)
+    with pytest.raises(ValueError, match=rf"^The specified grid size \({limit + 1} \* 1 \* 1\) exceeds the limit "
+                                         rf"\({limit}\)$"):
+        launch(stream, config, fill_kernel, buf, 64, np.uint32(1))
+    launch(stream, LaunchConfig(grid=1, block=64, is_cooperative=True), fill_kernel, buf, 64, np.uint32(1))
+    stream.sync()
+    buf.close(stream)
+
+
+def test_kernel_from_handle_warns_when_mod_is_another_library(device):
+    # upstream 1.2.2: Kernel.from_handle(handle, mod) warns when mod's library is not the kernel's
+    import warnings
+
+    from cuda.core import Kernel
+
+    first, second = compile_fill("cubin"), compile_fill("cubin")
+    kernel = first.get_kernel(FILL_NAME)
+    second.get_kernel(FILL_NAME)     # loads the second library
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        same = Kernel.from_handle(int(kernel.handle), first)
+        other = Kernel.from_handle(int(kernel.handle), second)
+    assert [str(w.message) for w in caught] == [
+        "The library from the provided ObjectCode does not match the library associated with this kernel."]
+    assert caught[0].category is UserWarning
+    assert same == kernel == other and other.attributes.max_threads_per_block > 0

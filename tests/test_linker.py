@@ -782,3 +782,22 @@ def test_nvjitlink_survives_threads_that_exit_and_forks(tmp_path):
         "print('ok')\n")
     proc = run_python([script], timeout=300)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr[-3000:]
+
+
+@pytest.mark.no_driver_ok
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_relocatable_nvrtc_cubins_pass_the_elf_check(arch):
+    # A -rdc cubin of NVRTC has a .nv.callgraph (pairs of u32, not attribute records) and
+    # .text.X sections whose sh_info packs the register count above the symbol index; both are
+    # well-formed (upstream's test_object_code_load_rdc_with_linker links such a cubin).
+    from cuda.core import Program, ProgramOptions
+    from cuda.core import _linker
+
+    src = """
+    extern __device__ float saxpy_step(float a, float x, float y);
+    extern "C" __global__ void linked_kernel(float a, float x, float y, float* out) {
+        if (threadIdx.x == 0 && blockIdx.x == 0) *out = saxpy_step(a, x, y);
+    }
+    """
+    cubin = Program(src, "c++", ProgramOptions(relocatable_device_code=True, arch=arch)).compile("cubin")
+    _linker._check_elf(cubin.code, "rdc cubin")

@@ -255,3 +255,12 @@ def test_import_cuda_core_does_not_need_numpy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "False"
+
+
+def test_version_module_is_upstreams():
+    # upstream 1.2.2 keeps its version in cuda.core._version (its __init__ imports it from there)
+    import cuda.core
+    import cuda.core._version as version
+
+    assert version.__version__ == version.version == cuda.core.__version__ == "1.2.2"
+    assert version.__version_tuple__ == version.version_tuple == (1, 2, 2)

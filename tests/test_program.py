@@ -48,7 +48,7 @@ def test_compile_error_raises_with_nvrtc_log():
         prog.compile("cubin", logs=logs)
     msg = str(info.value)
     assert isinstance(info.value, CUDAError)
-    assert "NVRTC_ERROR_COMPILATION" in msg
+    assert "NVRTC_ERROR_COMPILATION, compilation log:\n\n" in msg   # upstream's wording before the log
     assert "this_is_not_declared" in msg and "is undefined" in msg   # NVRTC's own log text
     assert "broken_prog" in msg
     assert "this_is_not_declared" in logs.getvalue()
@@ -85,7 +85,8 @@ def test_program_options_spelling_and_defaults():
                                    b"--include-path=/a", b"--include-path=/b", b"--std=c++17"]
     assert ProgramOptions(arch="sm_90").name == "default_program"
     assert ProgramOptions(arch="sm_90", name=None).name == "default_program"
-    with pytest.raises(TypeError, match="define_macro"):
+    with pytest.raises(RuntimeError, match=r"^Expected define_macro Union\[str, tuple\[str, str\]\], "
+                                          r"list\[Union\[str, tuple\[str, str\]\]\], got 5$"):
         ProgramOptions(arch="sm_90", define_macro=5).as_bytes("nvrtc")
     with pytest.raises(ValueError, match="backend"):
         ProgramOptions(arch="sm_90").as_bytes("clang")
@@ -114,7 +115,7 @@ def test_name_expressions_map_to_mangled_names():
     src = "template <int N> __global__ void add(int* p) { *p += N; }"
     oc = _program(src).compile("cubin", name_expressions=("add<3>",))
     mangled = oc.symbol_mapping["add<3>"]
-    assert mangled.startswith("_Z") and mangled.encode() + b"\0" in oc.code
+    assert mangled.startswith(b"_Z") and mangled + b"\0" in oc.code
 
 
 def test_ptx_program_passes_through():
@@ -309,3 +310,33 @@ def test_path_valued_options_take_paths(tmp_path):
     assert f"--time={tmp_path / 't.csv'}".encode() in args and f"--pch-dir={tmp_path}".encode() in args
     with pytest.raises(TypeError, match="fdevice_time_trace must be a str, int or path"):
         ProgramOptions(arch="sm_90", fdevice_time_trace=1.5).as_bytes("nvrtc")
+
+
+def test_backend_is_a_compiler_backend_type():
+    # upstream 1.2.2: Program.backend is a CompilerBackendType (a str enum), not a plain str
+    from cuda.core import Program
+    from cuda.core.typing import CompilerBackendType
+
+    backend = _program().backend
+    assert isinstance(backend, CompilerBackendType)
+    assert backend is CompilerBackendType.NVRTC and backend == "NVRTC"
+    ptx_backend = Program(".version 8.0\n.target sm_90\n.address_size 64\n", "ptx").backend
+    assert isinstance(ptx_backend, CompilerBackendType)
+    assert ptx_backend in (CompilerBackendType.NVJITLINK, CompilerBackendType.DRIVER)
+
+
+@pytest.mark.parametrize("macro, message", [
+    (("ONLY_NAME",), r"^Expected define_macro tuple\[str, str\], got \('ONLY_NAME',\)$"),
+    (("MY_MACRO", 99), r"^Expected define_macro tuple\[str, str\], got \('MY_MACRO', 99\)$"),
+    ([("ONLY_NAME",)], r"^Expected define_macro tuple\[str, str\], got \('ONLY_NAME',\)$"),
+    (["A", 42], r"^Expected define_macro Union\[str, tuple\[str, str\]\], got 42$"),
+    ([42], r"^Expected define_macro Union\[str, tuple\[str, str\]\], list\[Union\[str, tuple\[str, str\]\]\], "
+           r"got \[42\]$"),
+])
+def test_bad_define_macro_is_upstreams_runtime_error(macro, message):
+    # upstream 1.2.2 refuses a malformed define_macro when the options are turned into flags
+    from cuda.core import ProgramOptions
+
+    options = ProgramOptions(arch="sm_90", define_macro=macro)
+    with pytest.raises(RuntimeError, match=message):
+        options.as_bytes("nvrtc")

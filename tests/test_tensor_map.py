@@ -280,3 +280,24 @@ def test_strided_memory_view_as_tensor_map(dmr, stream):
     assert "rank=2" in repr(via_options)
     with pytest.raises(TypeError, match="not both"):
         view.as_tensor_map((16, 16), options={"box_dim": (16, 16)})
+
+
+class _DLPackDeviceOnly:
+    """An object that reports only its DLPack device, as upstream's tests pass to _require_view_device."""
+
+    def __init__(self, device_type, device_id):
+        self._device = (device_type, device_id)
+
+    def __dlpack_device__(self):
+        return self._device
+
+
+def test_require_view_device_reads_the_dlpack_device():
+    # upstream 1.2.2: only kDLCUDA (2) memory must be on the expected device; pinned host (3)
+    # and managed (13) memory report device 0 whatever the current device, and pass
+    check = tm()._require_view_device
+    check(_DLPackDeviceOnly(2, 1), 1, "op")
+    with pytest.raises(ValueError, match=r"^op expects tensor on device 0, got 1$"):
+        check(_DLPackDeviceOnly(2, 1), 0, "op")
+    check(_DLPackDeviceOnly(3, 0), 1, "op")
+    check(_DLPackDeviceOnly(13, 0), 1, "op")

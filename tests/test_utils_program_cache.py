@@ -357,7 +357,7 @@ def test_key_normalisations():
 
 
 @pytest.mark.parametrize("kwargs, exc, match", [
-    ({"code_type": "fortran"}, ValueError, "code_type"),
+    ({"code_type": "fortran"}, ValueError, "is not a valid SourceCodeType"),
     ({"target_type": "exe"}, ValueError, "target_type"),
     ({"code": 12345}, TypeError, "code"),
     ({"code": b"abc"}, TypeError, "code must be str for code_type"),
@@ -569,3 +569,124 @@ def test_stat_guards_protect_a_replaced_entry(tmp_path):
     assert path.stat().st_mtime_ns == fresh.st_mtime_ns
     _prune_if_stat_unchanged(path, path.stat())
     assert not path.exists()
+
+
+def test_compile_cache_goes_through_the_module_seam(cache, monkeypatch):
+    # upstream 1.2.2: a miss calls cuda.core._program._program_compile_uncached (which tests
+    # replace), an empty name_expressions is accepted, a PTX hit on a driver older than NVRTC warns
+    import warnings
+
+    from cuda.core import ObjectCode, Program, ProgramOptions
+    from cuda.core import _program
+
+    made = ObjectCode._init(b"compiled-bytes", "cubin", name="seam")
+    calls = []
+    monkeypatch.setattr(_program, "_program_compile_uncached",
+                        lambda program, target_type, name_expressions, logs: calls.append(target_type) or made)
+    prog = Program(SOURCE, "c++", ProgramOptions(arch="sm_90", name="seam"))
+    assert prog.compile("cubin", name_expressions=(), cache=cache) is made
+    assert calls == ["cubin"] and len(cache) == 1
+    hit = prog.compile("cubin", name_expressions=[], cache=cache)
+    assert hit.code == b"compiled-bytes" and calls == ["cubin"]
+
+    key = _key(code=SOURCE, options=ProgramOptions(arch="sm_90", name="seam"), target_type="ptx")
+    cache[key] = b"cached ptx"
+    monkeypatch.setattr(_program, "driver_version", lambda: (0, 0, 0))
+    with pytest.warns(RuntimeWarning, match=r"^The CUDA driver version is older than the backend version\. "
+                                            r"The generated ptx will not be loadable by the current driver\.$"):
+        assert prog.compile("ptx", cache=cache).code == b"cached ptx"
+    monkeypatch.setattr(_program, "driver_version", lambda: (999, 0, 0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert prog.compile("ptx", cache=cache).code == b"cached ptx"
+
+
+@pytest.mark.parametrize("option_kw", [{"include_path": False}, {"pre_include": False}, {"include_path": range(0)},
+                                       {"include_path": []}, {"pre_include": ()}])
+def test_empty_or_false_external_options_are_no_options(option_kw):
+    # upstream 1.2.2: include_path / pre_include that is neither a str nor a sequence (False) or
+    # an empty sequence (range(0) too) gives no NVRTC flag, so a key needs no extra_digest
+    _key(options=_opts(**option_kw))
+    args = _opts(**option_kw).as_bytes("nvrtc")
+    assert not any(a.startswith((b"--include-path", b"--pre-include")) for a in args)
+
+
+def test_path_like_include_path_needs_an_extra_digest(tmp_path):
+    # a PathLike include_path is a flag (NVRTC reads files from it), so the key cannot be made without a digest
+    args = _opts(include_path=tmp_path).as_bytes("nvrtc")
+    assert f"--include-path={tmp_path}".encode() in args
+    with pytest.raises(ValueError, match="extra_digest"):
+        _key(options=_opts(include_path=tmp_path))
+    _key(options=_opts(include_path=tmp_path), extra_digest=b"headers")
+
+
+def test_unknown_code_type_is_upstreams_enum_error():
+    # upstream 1.2.2 reads code_type as a cuda.core.typing.SourceCodeType
+    with pytest.raises(ValueError, match=r"^'fortran' is not a valid SourceCodeType$"):
+        _key(code_type="fortran")
+
+
+def test_filestream_hit_survives_a_failing_fstat_in_the_atime_bump(tmp_path, monkeypatch):
+    # the atime bump is best effort: an os.fstat failure there leaves the hit intact, closes its fd
+    # and skips os.utime (upstream 1.2.2's tests fail os.fstat to reach that path)
+    from cuda.core.utils import FileStreamProgramCache
+    from cuda.core.utils._program_cache import _file_stream
+
+    monkeypatch.setattr(_file_stream, "_UTIME_SUPPORTS_FD", True)
+    with FileStreamProgramCache(tmp_path / "fc") as cache:
+        cache[b"k"] = b"v"
+        opened, closed, utimes = [], [], []
+        real_open, real_close = os.open, os.close
+        with monkeypatch.context() as m:   # undone before pytest's capture calls os.fstat again
+            m.setattr(os, "open", lambda *a, **k: opened.append(real_open(*a, **k)) or opened[-1])
+            m.setattr(os, "close", lambda fd: closed.append(fd) or real_close(fd))
+            m.setattr(os, "fstat", lambda fd: (_ for _ in ()).throw(OSError("fstat refused")))
+            m.setattr(os, "utime", lambda *a, **k: utimes.append(a))
+            assert cache[b"k"] == b"v"
+        assert opened and opened[-1] in closed and utimes == []
+
+
+def test_filestream_unlink_goes_through_path_unlink(tmp_path, monkeypatch):
+    # entries are removed with pathlib.Path.unlink (where upstream's tests inject failures): a
+    # PermissionError that is not a Windows sharing violation surfaces from del and from eviction
+    from pathlib import Path
+
+    from cuda.core.utils import FileStreamProgramCache
+    from cuda.core.utils._program_cache import _file_stream
+
+    monkeypatch.setattr(_file_stream, "_IS_WINDOWS", False)
+    with FileStreamProgramCache(tmp_path / "fc", max_size_bytes=200) as cache:
+        cache[b"a"] = b"a" * 100
+        cache[b"b"] = b"b" * 100
+        with monkeypatch.context() as m:
+            m.setattr(Path, "unlink", lambda self, *a, **k: (_ for _ in ()).throw(PermissionError("acl denied")))
+            with pytest.raises(PermissionError, match="acl denied"):
+                del cache[b"a"]
+            with pytest.raises(PermissionError, match="acl denied"):
+                cache[b"c"] = b"c" * 100
+
+
+def test_nvvm_key_fingerprints_the_module_get_nvvm_module_gives(monkeypatch):
+    # upstream 1.2.2: the NVVM part of a key is version() and ir_version() of _program._get_nvvm_module()
+    # (one call each key), so a libNVVM update changes keys even when its IR version does not
+    from cuda.core import _program
+
+    class FakeNVVM:
+        def __init__(self, version):
+            self.calls = 0
+            self._version = version
+
+        def version(self):
+            self.calls += 1
+            return self._version
+
+        def ir_version(self):
+            return (1, 8, 3, 0)
+
+    old, new = FakeNVVM((12, 3)), FakeNVVM((12, 4))
+    monkeypatch.setattr(_program, "_get_nvvm_module", lambda: old)
+    k_old = _key(code="abc", code_type="nvvm", target_type="ptx")
+    monkeypatch.setattr(_program, "_get_nvvm_module", lambda: new)
+    k_new = _key(code="abc", code_type="nvvm", target_type="ptx")
+    assert k_old != k_new and old.calls == 1 and new.calls == 1
+    assert _key(code="abc", code_type="nvvm", target_type="ptx") == k_new

@@ -230,6 +230,16 @@ SIM_EXPORT CUresult CUDAAPI cuKernelGetParamInfo(CUkernel kernel, size_t paramIn
     return CUDA_SUCCESS;
 }
 
+SIM_EXPORT CUresult CUDAAPI cuKernelGetLibrary(CUlibrary* pLib, CUkernel kernel) {
+    SIM_ENTER(cuKernelGetLibrary);
+    if (pLib == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> lk(K().mu);
+    Kernel* k = find_kernel(kernel);
+    if (k == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    *pLib = reinterpret_cast<CUlibrary>(uintptr_t(make_handle(TAG_LIBRARY, k->library)));
+    return CUDA_SUCCESS;
+}
+
 SIM_EXPORT CUresult CUDAAPI cuKernelGetAttribute(int* pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev) {
     SIM_ENTER(cuKernelGetAttribute);
     if (pi == nullptr) return CUDA_ERROR_INVALID_VALUE;
@@ -306,4 +316,140 @@ SIM_EXPORT CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfun
     }
     size_t threads = size_t(g[0]) * g[1] * g[2] * b[0] * b[1] * b[2];
     return stand_in->run(kernelParams, dev, threads);
+}
+
+// ---------------------------------------------------------------------------
+// Occupancy: the model of one H100 SM (the attributes cuDeviceGetAttribute
+// reports): 2048 threads, 32 blocks, 64 Ki registers at the stand-in's 16 per
+// thread, 228 KiB of shared memory with 1 KiB reserved per block, 48 KiB of
+// dynamic shared memory per block (the kernel's default limit), 132 SMs.
+// ---------------------------------------------------------------------------
+namespace cuda_sim {
+namespace {
+
+constexpr int kSmCount = 132;
+constexpr int kThreadsPerSm = 2048;
+constexpr int kBlocksPerSm = 32;
+constexpr int kRegistersPerSm = 65536;
+constexpr int kRegistersPerThread = 16;
+constexpr size_t kSharedPerSm = 233472;
+constexpr size_t kReservedSharedPerBlock = 1024;
+constexpr size_t kDynamicSharedPerBlock = 49152;
+constexpr int kPortableClusterSize = 8;
+
+// Blocks of `block_size` threads (1..1024) using `shared` dynamic bytes that fit one SM.
+int blocks_per_sm(int block_size, size_t shared) {
+    if (shared > kDynamicSharedPerBlock) return 0;
+    int warps_threads = int(round_up(size_t(block_size), 32));
+    int by_threads = kThreadsPerSm / warps_threads;
+    int by_registers = kRegistersPerSm / (warps_threads * kRegistersPerThread);
+    int by_shared = int(kSharedPerSm / (shared + kReservedSharedPerBlock));
+    int n = by_threads < by_registers ? by_threads : by_registers;
+    n = n < by_shared ? n : by_shared;
+    return n < kBlocksPerSm ? n : kBlocksPerSm;
+}
+
+// The kernel behind `f` exists (its library loaded); takes K().mu.
+bool kernel_exists(const void* f) {
+    std::lock_guard<std::mutex> lk(K().mu);
+    return find_kernel(f) != nullptr;
+}
+
+// Threads per block and cluster size of `config` (1 without a cluster attribute).
+CUresult config_shape(const CUlaunchConfig* config, int* threads, int* cluster) {
+    if (config == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    uint64_t t = uint64_t(config->blockDimX) * config->blockDimY * config->blockDimZ;
+    if (t == 0 || t > 1024 || config->gridDimX == 0 || config->gridDimY == 0 || config->gridDimZ == 0)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (config->numAttrs != 0 && config->attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    *threads = int(t);
+    *cluster = 1;
+    for (unsigned i = 0; i < config->numAttrs; ++i) {
+        if (raw(config->attrs[i].id) != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
+        const auto& d = config->attrs[i].value.clusterDim;
+        uint64_t c = uint64_t(d.x) * d.y * d.z;
+        if (c == 0 || c > 16) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+        *cluster = int(c);
+    }
+    return CUDA_SUCCESS;
+}
+
+}  // namespace
+}  // namespace cuda_sim
+
+SIM_EXPORT CUresult CUDAAPI cuOccupancyMaxActiveBlocksPerMultiprocessor(int* numBlocks, CUfunction func,
+                                                                        int blockSize, size_t dynamicSMemSize) {
+    SIM_ENTER(cuOccupancyMaxActiveBlocksPerMultiprocessor);
+    if (numBlocks == nullptr || blockSize <= 0 || blockSize > 1024) return CUDA_ERROR_INVALID_VALUE;
+    if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!kernel_exists(func)) return CUDA_ERROR_INVALID_HANDLE;
+    *numBlocks = blocks_per_sm(blockSize, dynamicSMemSize);
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuOccupancyMaxPotentialBlockSize(int* minGridSize, int* blockSize, CUfunction func,
+                                                             CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                             size_t dynamicSMemSize, int blockSizeLimit) {
+    SIM_ENTER(cuOccupancyMaxPotentialBlockSize);
+    if (minGridSize == nullptr || blockSize == nullptr || blockSizeLimit < 0) return CUDA_ERROR_INVALID_VALUE;
+    if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!kernel_exists(func)) return CUDA_ERROR_INVALID_HANDLE;
+    int limit = blockSizeLimit == 0 || blockSizeLimit > 1024 ? 1024 : blockSizeLimit;
+    int best_threads = 0, best_block = 0, best_blocks = 0;
+    // Whole warps from the limit down (the limit itself when under one warp); the largest wins ties.
+    int start = limit >= 32 ? limit / 32 * 32 : limit;
+    for (int b = start; b > 0; b -= (b > 32 ? 32 : b)) {
+        size_t shared = blockSizeToDynamicSMemSize ? blockSizeToDynamicSMemSize(b) : dynamicSMemSize;
+        int n = blocks_per_sm(b, shared);
+        if (n * b > best_threads) {
+            best_threads = n * b;
+            best_block = b;
+            best_blocks = n;
+        }
+    }
+    *blockSize = best_block;
+    *minGridSize = best_blocks * kSmCount;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* dynamicSmemSize, CUfunction func,
+                                                                    int numBlocks, int blockSize) {
+    SIM_ENTER(cuOccupancyAvailableDynamicSMemPerBlock);
+    if (dynamicSmemSize == nullptr || numBlocks <= 0 || blockSize <= 0 || blockSize > 1024)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!kernel_exists(func)) return CUDA_ERROR_INVALID_HANDLE;
+    if (blocks_per_sm(blockSize, 0) < numBlocks) {
+        *dynamicSmemSize = 0;  // that many blocks never fit, whatever their shared memory
+        return CUDA_SUCCESS;
+    }
+    size_t per_block = kSharedPerSm / size_t(numBlocks) - kReservedSharedPerBlock;
+    *dynamicSmemSize = per_block < kDynamicSharedPerBlock ? per_block : kDynamicSharedPerBlock;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func,
+                                                               const CUlaunchConfig* config) {
+    SIM_ENTER(cuOccupancyMaxPotentialClusterSize);
+    if (clusterSize == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    int threads = 0, cluster = 0;
+    CUresult rc = config_shape(config, &threads, &cluster);
+    if (rc != CUDA_SUCCESS) return rc;
+    if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!kernel_exists(func)) return CUDA_ERROR_INVALID_HANDLE;
+    *clusterSize = blocks_per_sm(threads, config->sharedMemBytes) > 0 ? kPortableClusterSize : 0;
+    return CUDA_SUCCESS;
+}
+
+SIM_EXPORT CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func,
+                                                         const CUlaunchConfig* config) {
+    SIM_ENTER(cuOccupancyMaxActiveClusters);
+    if (numClusters == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    int threads = 0, cluster = 0;
+    CUresult rc = config_shape(config, &threads, &cluster);
+    if (rc != CUDA_SUCCESS) return rc;
+    if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    if (!kernel_exists(func)) return CUDA_ERROR_INVALID_HANDLE;
+    *numClusters = blocks_per_sm(threads, config->sharedMemBytes) * kSmCount / cluster;
+    return CUDA_SUCCESS;
 }

@@ -5,7 +5,7 @@ imports of different allocations run concurrently. ``import cuda.core`` works
 without a GPU or driver; the first call that needs the driver raises
 :class:`~cuda.core._utils.cuda_utils.CUDAError` saying what is missing.
 """
-from cuda.core._ipcsafe import UPSTREAM_API_VERSION as __version__  # noqa: F401  (README, "Versions")
+from cuda.core._version import __version__  # noqa: F401  (README, "Versions")
 from cuda.core._ipcsafe import __ipcsafe_version__, check_not_mixed_with_upstream
 
 check_not_mixed_with_upstream()  # before anything that a mixed install may have overwritten

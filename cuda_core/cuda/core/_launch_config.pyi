@@ -3,6 +3,8 @@ from typing import Any
 
 __all__ = ['LaunchConfig']
 
+Device: Any   # cuda.core._device.Device once a LaunchConfig has asked for it
+
 
 class LaunchConfig:
     grid: tuple[int, int, int]

@@ -3,9 +3,23 @@
 """LaunchConfig: grid, block, cluster and shared memory of a launch (cuda.core._launch_config)."""
 import operator
 
-from cuda.core._utils.cuda_utils import cast_to_3_tuple, driver
+from cuda.core._utils.cuda_utils import CUDAError, cast_to_3_tuple, driver
 
 __all__ = ["LaunchConfig"]
+
+# cuda.core._device.Device, bound on first use (cuda.core._device imports this module while
+# it initialises); LaunchConfig asks the current Device for cluster and cooperative support.
+Device = None
+
+
+def _current_device():
+    """``Device()`` of the calling thread, through this module's ``Device`` global."""
+    global Device
+    if Device is None:
+        from cuda.core._device import Device as device_class
+
+        Device = device_class
+    return Device()
 
 _LAUNCH_CONFIG_ATTRS = ("grid", "cluster", "block", "shmem_size", "is_cooperative",
                         "programmatic_stream_serialization")
@@ -57,15 +71,25 @@ cdef class LaunchConfig:
     ValueError
         A dimension that is missing, not an int, < 1, or has more than 3 entries;
         a negative ``shmem_size``.
+    CUDAError
+        ``cluster`` on a current device of compute capability < 9.0, or
+        ``is_cooperative`` on one without cooperative launch.
     """
 
     def __init__(self, grid=None, cluster=None, block=None, shmem_size=None, is_cooperative=False,
                  programmatic_stream_serialization=False):
+        if cluster is not None:
+            cc = _current_device().compute_capability
+            if cc < (9, 0):
+                raise CUDAError(
+                    f"thread block clusters are not supported on devices with compute capability < 9.0 (got {cc})")
         self.grid = grid
         self.block = block
         self.cluster = cluster
         self.shmem_size = shmem_size
         self.is_cooperative = is_cooperative
+        if self.is_cooperative and not _current_device().properties.cooperative_launch:
+            raise CUDAError("cooperative kernels are not supported on this device")
         self.programmatic_stream_serialization = programmatic_stream_serialization
 
     @property
@@ -129,6 +153,26 @@ cdef class LaunchConfig:
     @programmatic_stream_serialization.setter
     def programmatic_stream_serialization(self, value):
         self._programmatic_stream_serialization = bool(value)
+
+    cdef int _fill_dims(self, LaunchDims* dims) except -1:
+        """Fills ``dims`` for the driver: the grid in blocks (clusters times blocks per cluster)."""
+        cdef int i
+        cluster = self._cluster
+        for i in range(3):
+            dims.block[i] = self._block[i]
+            if cluster is None:
+                dims.grid[i] = self._grid[i]
+                dims.cluster[i] = 1
+            else:
+                if self._grid[i] * cluster[i] >= (1 << 32):
+                    raise ValueError(f"LaunchConfig grid x cluster does not fit in 32 bits in dimension {i}")
+                dims.grid[i] = self._grid[i] * cluster[i]
+                dims.cluster[i] = cluster[i]
+        dims.has_cluster = cluster is not None
+        dims.shared_mem_bytes = self._shmem_size
+        dims.cooperative = self._is_cooperative
+        dims.programmatic_serialization = self._programmatic_stream_serialization
+        return 0
 
     def _identity(self):
         return tuple(getattr(self, a) for a in _LAUNCH_CONFIG_ATTRS)

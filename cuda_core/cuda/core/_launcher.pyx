@@ -15,6 +15,18 @@ from cuda.core._launch_config import LaunchConfig as _LaunchConfigType
 
 __all__ = ["launch"]
 
+# Refuses a cooperative launch of `kernel` whose grid exceeds the blocks resident at once on the
+# device of `stream` (occupancy per multiprocessor x multiprocessors), as upstream's launch does.
+cdef int _check_cooperative_launch(Kernel kernel, LaunchConfig config, Stream stream) except -1:
+    bx, by, bz = config.block
+    x, y, z = config.grid
+    num_sm = stream.device.properties.multiprocessor_count
+    max_grid_size = kernel.occupancy.max_active_blocks_per_multiprocessor(bx * by * bz, config.shmem_size) * num_sm
+    if x * y * z > max_grid_size:
+        raise ValueError(f"The specified grid size ({x} * {y} * {z}) exceeds the limit ({max_grid_size})")
+    return 0
+
+
 _FOREIGN_STREAM_DEPRECATION = ("Passing foreign stream objects to this function via the stream protocol is "
                                "deprecated. Convert the object explicitly using Stream(obj) instead.")
 
@@ -54,6 +66,8 @@ def launch(stream, config, kernel, *kernel_args):
         reports the kernel's parameters) the wrong number of arguments.
     RuntimeError
         A closed stream or a closed Buffer argument.
+    ValueError
+        A cooperative launch whose grid exceeds the blocks the device holds at once.
     CUDAError
         The driver refused the launch.
     """
@@ -68,22 +82,9 @@ def launch(stream, config, kernel, *kernel_args):
     cdef Kernel k = <Kernel>kernel
     cdef ParamHolder params = pack_kernel_args(k, kernel_args)
     cdef LaunchDims dims
-    cdef int i
-    cluster = conf.cluster
-    for i in range(3):
-        dims.block[i] = conf.block[i]
-        if cluster is None:
-            dims.grid[i] = conf.grid[i]
-            dims.cluster[i] = 1
-        else:
-            if conf.grid[i] * cluster[i] >= (1 << 32):
-                raise ValueError(f"LaunchConfig grid x cluster does not fit in 32 bits in dimension {i}")
-            dims.grid[i] = conf.grid[i] * cluster[i]
-            dims.cluster[i] = cluster[i]
-    dims.has_cluster = cluster is not None
-    dims.shared_mem_bytes = conf.shmem_size
-    dims.cooperative = conf.is_cooperative
-    dims.programmatic_serialization = conf.programmatic_stream_serialization
+    conf._fill_dims(&dims)
+    if dims.cooperative:
+        _check_cooperative_launch(k, conf, s)
     cdef StreamHandle h = s._h
     cdef void** args = <void**>params.ptr
     cdef CUresult r

@@ -459,10 +459,17 @@ _SHT_RELA = 4
 _SHT_REL = 9
 _SHT_DYNSYM = 11
 _SHT_LOPROC = 0x70000000
+_SHT_CUDA_INFO = 0x70000000      # .nv.info*: attribute records (other CUDA sections have other layouts)
+_SHT_PROGBITS = 1
+_CUDA_TEXT_INFO_SYMBOL = 0xFFFFFF   # sh_info of a CUDA .text.X: the register count above the symbol index
 _SHN_LORESERVE = 0xFF00
 # CUDA's .nv.info attribute records: format byte -> the size of its value (SVAL: a u16 length, then that many)
 _NV_INFO_VALUE_SIZE = {1: 0, 2: 1, 3: 2}
 _NV_INFO_SVAL = 4
+# Attribute records whose 8-byte value is (symbol index, number): EIATTR_PARAM_CBANK, FRAME_SIZE,
+# MIN_STACK_SIZE, MAX_STACK_SIZE, REGCOUNT. Others of 8 bytes hold no symbol (EXIT_INSTR_OFFSETS:
+# two instruction offsets).
+_NV_INFO_SYMBOL_ATTRIBUTES = frozenset((0x0A, 0x11, 0x12, 0x23, 0x2F))
 
 
 def _bad_elf(what, why):
@@ -533,6 +540,8 @@ def _check_elf(data, what):
     # sh_info of any other section names a section or a symbol (CUDA: the function of .text.X)
     info_limit = max([shnum] + list(symbols.values()))
     for i, (name, kind, offset, size, link, entsize, info) in enumerate(sections):
+        if kind == _SHT_PROGBITS:
+            info &= _CUDA_TEXT_INFO_SYMBOL
         if kind not in (_SHT_SYMTAB, _SHT_DYNSYM) and info >= info_limit:
             raise _bad_elf(what, f"section {i} refers to a missing section or symbol")
     for i, (name, kind, offset, size, link, entsize, info) in enumerate(sections):
@@ -568,14 +577,14 @@ def _check_elf(data, what):
                     sym, rtype = r_info >> 8, r_info & 0xFF
                 if sym >= max(symbols[link], 1) or rtype > 0xFF or (info and r_offset >= target_size):
                     raise _bad_elf(what, f"relocation {k} of section {i} is out of range")
-        elif kind >= _SHT_LOPROC and kind != _SHT_NOBITS:
+        elif kind == _SHT_CUDA_INFO:
             _check_nv_info(data, offset, size, what, i, max(symbols.get(link, 0), 1) if link in symbols else None,
                            order)
 
 
 def _check_nv_info(data, offset, size, what, index, symbol_count=None, order="<"):
-    """Walk CUDA's attribute records of a processor-specific section (.nv.info*): each must fit, and an
-    8-byte value (function symbol, number) must name an existing symbol."""
+    """Walk CUDA's attribute records of an SHT_CUDA_INFO section (.nv.info*): each must fit, and
+    the symbol of a (symbol, number) record (_NV_INFO_SYMBOL_ATTRIBUTES) must exist."""
     name_ok = True
     at, end = offset, offset + size
     while at < end and name_ok:
@@ -586,7 +595,8 @@ def _check_nv_info(data, offset, size, what, index, symbol_count=None, order="<"
             if at + 4 > end:
                 raise _bad_elf(what, f"attribute record at {at - offset} of section {index} is truncated")
             length = data[at + 2] | (data[at + 3] << 8)
-            if symbol_count is not None and length == 8 and at + 12 <= end:
+            if (symbol_count is not None and length == 8 and at + 12 <= end
+                    and data[at + 1] in _NV_INFO_SYMBOL_ATTRIBUTES):
                 if struct.unpack_from(order + "I", data, at + 4)[0] >= symbol_count:
                     raise _bad_elf(what, f"attribute record at {at - offset} of section {index} names a missing "
                                          f"symbol")

@@ -5,6 +5,8 @@ from typing import Any, NamedTuple
 from cuda.bindings import driver   # the handle types (an int without cuda-bindings)
 
 from cuda.core._device import Device
+from cuda.core._launch_config import LaunchConfig
+from cuda.core._stream import Stream
 
 __all__ = ['Kernel', 'ObjectCode']
 
@@ -14,6 +16,11 @@ CodeTypeT = bytes | bytearray | str
 class ParamInfo(NamedTuple):
     offset: int
     size: int
+
+
+class MaxPotentialBlockSizeOccupancyResult(NamedTuple):
+    min_grid_size: int
+    max_block_size: int
 
 
 class KernelAttributes:
@@ -53,6 +60,16 @@ class KernelAttributes:
     def cluster_scheduling_policy_preference(self) -> int: ...
 
 
+class KernelOccupancy:
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
+    def max_active_blocks_per_multiprocessor(self, block_size: int, dynamic_shared_memory_size: int) -> int: ...
+    def max_potential_block_size(self, dynamic_shared_memory_needed: int | driver.CUoccupancyB2DSize,
+                                 block_size_limit: int) -> MaxPotentialBlockSizeOccupancyResult: ...
+    def available_dynamic_shared_memory_per_block(self, num_blocks_per_multiprocessor: int, block_size: int) -> int: ...
+    def max_potential_cluster_size(self, config: LaunchConfig, *, stream: Stream) -> int: ...
+    def max_active_clusters(self, config: LaunchConfig, *, stream: Stream) -> int: ...
+
+
 class Kernel:
     def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     @property
@@ -62,7 +79,7 @@ class Kernel:
     @property
     def arguments_info(self) -> list[ParamInfo]: ...
     @property
-    def occupancy(self) -> Any: ...
+    def occupancy(self) -> KernelOccupancy: ...
     @property
     def handle(self) -> driver.CUkernel | int: ...
     @property

@@ -9,24 +9,31 @@ Kernel owns the library it came from, so a kernel stays usable after its
 ObjectCode is gone.
 """
 import os
+import warnings
 from collections import namedtuple
 
 from libc.stdint cimport uintptr_t
 from libcpp.string cimport string
 
+from cuda.core._launch_config cimport LaunchConfig
 from cuda.core._resource_handles cimport (
     bindings_handle,
-    CUDA_SUCCESS, CUdevice, CUfunction_attribute, CUkernel, CUresult, KernelHandle, LibraryHandle,
+    CUDA_SUCCESS, CUdevice, CUfunction_attribute, CUkernel, CUoccupancyB2DSize, CUresult, KernelHandle,
+    LaunchDims, LibraryHandle, StreamHandle,
     borrow_kernel_handle, check, create_kernel_handle, create_library_handle, cu_device,
-    current_device_ordinal, kernel_attribute, kernel_param_count, kernel_param_info, not_instantiable,
-    raise_driver_error, raise_last_error, require_driver, take_last_error,
+    current_device_ordinal, kernel_attribute, kernel_available_shared_mem, kernel_library, CUlibrary, kernel_cluster_occupancy,
+    kernel_max_active_blocks, kernel_max_potential_block_size, kernel_param_count, kernel_param_info,
+    not_instantiable, raise_driver_error, raise_last_error, require_driver, take_last_error,
 )
+from cuda.core._stream cimport Stream, Stream_accept
 
-from cuda.core._utils.cuda_utils import CUDAError
+from cuda.core._utils.cuda_utils import CUDAError, driver
 
 __all__ = ["Kernel", "ObjectCode"]
 
 ParamInfo = namedtuple("ParamInfo", ("offset", "size"))
+MaxPotentialBlockSizeOccupancyResult = namedtuple("MaxPotentialBlockSizeOccupancyResult",
+                                                  ("min_grid_size", "max_block_size"))
 
 _LOADABLE = ("cubin", "ptx", "fatbin")
 _CODE_TYPES = ("cubin", "ptx", "ltoir", "fatbin", "object", "library")
@@ -59,7 +66,7 @@ cdef class KernelAttributes:
     cdef object _device
 
     def __init__(self, *args, **kwargs):
-        raise RuntimeError(not_instantiable("KernelAttributes", "Kernel.attributes"))
+        raise RuntimeError("KernelAttributes cannot be instantiated directly. Please use Kernel APIs.")
 
     @staticmethod
     cdef KernelAttributes _bind(Kernel kernel, object device):
@@ -159,6 +166,104 @@ cdef class KernelAttributes:
         return self._get(15)
 
 
+cdef class KernelOccupancy:
+    """Occupancy queries of a :class:`Kernel` (``cuOccupancy*``) that help choose its block
+    size, grid size and shared memory; made by :attr:`Kernel.occupancy`. The queries without
+    a stream are answered for the current context's device."""
+    cdef KernelHandle _h
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError("KernelOccupancy cannot be instantiated directly. Please use Kernel APIs.")
+
+    @staticmethod
+    cdef KernelOccupancy _bind(KernelHandle h):
+        cdef KernelOccupancy o = KernelOccupancy.__new__(KernelOccupancy)
+        o._h = h
+        return o
+
+    def max_active_blocks_per_multiprocessor(self, block_size, dynamic_shared_memory_size):
+        """int: The most blocks of ``block_size`` threads, each with
+        ``dynamic_shared_memory_size`` bytes of dynamic shared memory, active on one
+        multiprocessor at once (``cuOccupancyMaxActiveBlocksPerMultiprocessor``)."""
+        cdef int blocks = 0
+        cdef int c_block_size = block_size
+        cdef size_t c_shared = dynamic_shared_memory_size
+        cdef CUresult r
+        with nogil:
+            r = kernel_max_active_blocks(self._h, c_block_size, c_shared, &blocks)
+        check(r)
+        return blocks
+
+    def max_potential_block_size(self, dynamic_shared_memory_needed, block_size_limit):
+        """MaxPotentialBlockSizeOccupancyResult: ``(min_grid_size, max_block_size)``, the
+        block size of the highest occupancy and the fewest blocks that reach it
+        (``cuOccupancyMaxPotentialBlockSize``).
+
+        ``dynamic_shared_memory_needed`` is the bytes each block needs (an int), or a
+        ``cuda.bindings.driver.CUoccupancyB2DSize`` C callable from block size to bytes;
+        ``block_size_limit`` caps the block size (0: the device's and kernel's limit).
+        The callable runs on this thread with the GIL held: one that takes the GIL itself
+        (a ctypes callback) works, one that waits on another thread may deadlock.
+        """
+        cdef int min_grid_size = 0, max_block_size = 0
+        cdef int c_limit = block_size_limit
+        cdef size_t c_shared
+        cdef CUoccupancyB2DSize callback
+        cdef CUresult r
+        if isinstance(dynamic_shared_memory_needed, int):
+            c_shared = dynamic_shared_memory_needed
+            with nogil:
+                r = kernel_max_potential_block_size(self._h, NULL, c_shared, c_limit, &min_grid_size,
+                                                    &max_block_size)
+        elif driver and isinstance(dynamic_shared_memory_needed, driver.CUoccupancyB2DSize):
+            callback = <CUoccupancyB2DSize><size_t>int(dynamic_shared_memory_needed.getPtr())
+            r = kernel_max_potential_block_size(self._h, callback, 0, c_limit, &min_grid_size, &max_block_size)
+        else:
+            raise TypeError("dynamic_shared_memory_needed expected to have type int, or CUoccupancyB2DSize, "
+                            f"got {type(dynamic_shared_memory_needed)}")
+        check(r)
+        return MaxPotentialBlockSizeOccupancyResult(min_grid_size=min_grid_size, max_block_size=max_block_size)
+
+    def available_dynamic_shared_memory_per_block(self, num_blocks_per_multiprocessor, block_size):
+        """int: The dynamic shared memory, in bytes, each block may use when
+        ``num_blocks_per_multiprocessor`` blocks of ``block_size`` threads share one
+        multiprocessor (``cuOccupancyAvailableDynamicSMemPerBlock``)."""
+        cdef size_t nbytes = 0
+        cdef int c_blocks = num_blocks_per_multiprocessor
+        cdef int c_block_size = block_size
+        cdef CUresult r
+        with nogil:
+            r = kernel_available_shared_mem(self._h, c_blocks, c_block_size, &nbytes)
+        check(r)
+        return nbytes
+
+    def max_potential_cluster_size(self, LaunchConfig config not None, *, stream):
+        """int: The largest cluster this kernel can be launched with on ``stream`` (keyword
+        only; ``device.default_stream`` for the default stream) with ``config``, whose own
+        cluster dimensions are ignored (``cuOccupancyMaxPotentialClusterSize``)."""
+        return _cluster_occupancy(self._h, config, stream, False)
+
+    def max_active_clusters(self, LaunchConfig config not None, *, stream):
+        """int: The most clusters of ``config`` that can run at once on the device of
+        ``stream`` (keyword only; ``device.default_stream`` for the default stream)
+        (``cuOccupancyMaxActiveClusters``)."""
+        return _cluster_occupancy(self._h, config, stream, True)
+
+
+cdef int _cluster_occupancy(KernelHandle h, LaunchConfig config, stream, bint active) except? -1:
+    """One cluster occupancy query of `h` for `config` on `stream` (a Stream or a stream protocol object)."""
+    cdef Stream s = Stream_accept(stream, True)
+    cdef StreamHandle hs = s._h
+    cdef LaunchDims dims
+    config._fill_dims(&dims)
+    cdef int value = 0
+    cdef CUresult r
+    with nogil:
+        r = kernel_cluster_occupancy(h, hs, dims, active, &value)
+    check(r)
+    return value
+
+
 cdef class Kernel:
     """A kernel of a loaded :class:`ObjectCode`, launched with :func:`~cuda.core.launch`.
 
@@ -216,8 +321,8 @@ cdef class Kernel:
 
     @property
     def occupancy(self):
-        """Not provided by this package (occupancy queries are outside its subset)."""
-        raise NotImplementedError("Kernel.occupancy is not provided by this package")
+        """:class:`KernelOccupancy` queries of this kernel."""
+        return KernelOccupancy._bind(self._h)
 
     @property
     def handle(self):
@@ -232,12 +337,14 @@ cdef class Kernel:
 
     @staticmethod
     def from_handle(handle, mod=None):
-        """A Kernel for a foreign ``CUkernel`` address; ``mod`` (an ObjectCode) is kept alive with it."""
+        """A Kernel for a foreign ``CUkernel`` address; ``mod`` (an ObjectCode) is kept alive with it.
+
+        Warns (UserWarning) when ``mod`` is loaded and its library is not the kernel's (on a
+        driver that reports a kernel's library, CUDA 12.5 and later)."""
+        if hasattr(handle, "getPtr"):       # a cuda.bindings CUkernel
+            handle = int(handle)
         if isinstance(handle, bool) or not isinstance(handle, int):
-            try:
-                handle = int(handle)
-            except (TypeError, ValueError):
-                raise TypeError(f"handle must be an int (a CUkernel address), not {type(handle).__name__}") from None
+            raise TypeError(f"handle must be an integer, got {type(handle).__name__}")
         if handle <= 0 or handle >= (1 << 64):
             raise ValueError(f"handle must be a non-zero 64-bit CUkernel address, got {handle}")
         if mod is not None and not isinstance(mod, ObjectCode):
@@ -248,6 +355,10 @@ cdef class Kernel:
         cdef KernelHandle h = borrow_kernel_handle(<CUkernel><uintptr_t>handle, lib)
         if not h:
             raise_last_error()
+        cdef CUlibrary own = NULL
+        if lib and kernel_library(h, &own) == CUDA_SUCCESS and own != lib.get().library:
+            warnings.warn("The library from the provided ObjectCode does not match the library associated "
+                          "with this kernel.", UserWarning, stacklevel=2)
         return Kernel._wrap(h, mod, "")
 
     def __eq__(self, other):
@@ -341,8 +452,8 @@ cdef class ObjectCode:
         if self._h:
             return 0
         if self._code_type not in _LOADABLE:
-            raise NotImplementedError(f"{self._code_type!r} code is not loaded directly, it needs a linker: link it "
-                                      f"with cuda.core.Linker into a cubin and load that (or use cubin, PTX or fatbin)")
+            raise NotImplementedError(f'Unsupported code type "{self._code_type}" (supported_code_types={_LOADABLE!r}): '
+                                      f"it needs a linker: link it with cuda.core.Linker into a cubin and load that")
         data = self._module
         if isinstance(data, str):
             with open(data, "rb") as f:
@@ -376,8 +487,8 @@ cdef class ObjectCode:
         if not isinstance(name, str):
             raise TypeError(f"name must be a str or bytes, not {type(name).__name__}")
         self._load()
-        symbol = self._sym_map.get(name, name)
-        cdef bytes sym = symbol.encode()
+        symbol = self._sym_map.get(name, name)   # a mangled name: bytes from Program.compile, or a str
+        cdef bytes sym = symbol if isinstance(symbol, bytes) else symbol.encode()
         cdef const char* csym = sym
         cdef KernelHandle h
         with nogil:
@@ -414,7 +525,8 @@ cdef class ObjectCode:
 
     @property
     def symbol_mapping(self):
-        """A copy of the name-expression -> mangled-name mapping."""
+        """A copy of the name-expression -> mangled-name mapping (the mangled names
+        :meth:`Program.compile` gives are bytes, as upstream's)."""
         return dict(self._sym_map)
 
     @property

@@ -12,6 +12,7 @@ import os
 import sys
 import threading
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 from libcpp.string cimport string
@@ -30,6 +31,7 @@ from cuda.core._resource_handles import _nvrtc_info
 from cuda.core._utils.version import driver_version
 from cuda.core._utils.cuda_utils import CUDAError
 from cuda.core._utils.library_search import toolkit_library_candidates
+from cuda.core.typing import CompilerBackendType
 
 __all__ = ["Program", "ProgramOptions"]
 
@@ -84,6 +86,12 @@ def _can_load_generated_ptx():
     return nvrtc is not None and tuple(driver_version()[:2]) >= tuple(nvrtc)
 
 
+def _program_compile_uncached(program, target_type, name_expressions, logs):
+    """One compile of ``program`` without a cache (upstream's module-level seam: Program.compile
+    calls it through this module's globals, so tests can replace it without NVRTC)."""
+    return program._compile(target_type, list(name_expressions), logs)
+
+
 # Where the wheels put it, under each root of the `nvidia` namespace package.
 _NVRTC_WHEEL_PATHS = (
     ("cu13", "lib", "libnvrtc.so.13"),
@@ -120,7 +128,7 @@ def _translate_program_options(options):
 
 def _as_list(value, what, item_types):
     """`value` (one item, or a list/tuple of items) as a list; each item must be of `item_types`."""
-    items = list(value) if isinstance(value, (list, tuple)) else [value]
+    items = list(value) if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) else [value]
     for item in items:
         if not isinstance(item, item_types) or isinstance(item, bool):
             raise TypeError(f"ProgramOptions.{what} items must be {' or '.join(t.__name__ for t in item_types)}, "
@@ -128,25 +136,34 @@ def _as_list(value, what, item_types):
     return items
 
 
+_MACRO_TYPE = "Union[str, tuple[str, str]]"
+
+
+def _define_macro_arg(macro):
+    """The flag of one macro, "NAME" or ("NAME", "VALUE"); None when `macro` is neither a str nor a tuple."""
+    if isinstance(macro, str):
+        return f"--define-macro={macro}"
+    if isinstance(macro, tuple):
+        if len(macro) != 2 or not all(isinstance(v, str) for v in macro):
+            raise RuntimeError(f"Expected define_macro tuple[str, str], got {macro}")
+        return f"--define-macro={macro[0]}={macro[1]}"
+    return None
+
+
 def _define_macro_args(value):
-    # one macro: "NAME" or ("NAME", "VALUE"); or a list/tuple of those
-    if isinstance(value, tuple) and len(value) == 2 and all(isinstance(v, str) for v in value):
-        value = [value]
-    elif isinstance(value, str):
-        value = [value]
-    if not isinstance(value, (list, tuple)):
-        raise TypeError(f"ProgramOptions.define_macro must be a str, a (name, value) tuple or a list of those, "
-                        f"not {type(value).__name__}")
-    out = []
-    for item in value:
-        if isinstance(item, str):
-            out.append(f"--define-macro={item}")
-        elif isinstance(item, tuple) and len(item) == 2 and all(isinstance(v, str) for v in item):
-            out.append(f"--define-macro={item[0]}={item[1]}")
-        else:
-            raise TypeError(f"ProgramOptions.define_macro items must be a str or a (name, value) tuple of str, "
-                            f"got {item!r}")
-    return out
+    """The flags of define_macro: one macro, or a sequence of them (upstream's rules and messages)."""
+    arg = _define_macro_arg(value)
+    if arg is not None:
+        return [arg]
+    if isinstance(value, Sequence) and any(isinstance(item, Sequence) for item in value):
+        out = []
+        for item in value:
+            arg = _define_macro_arg(item)
+            if arg is None:
+                raise RuntimeError(f"Expected define_macro {_MACRO_TYPE}, got {item}")
+            out.append(arg)
+        return out
+    raise RuntimeError(f"Expected define_macro {_MACRO_TYPE}, list[{_MACRO_TYPE}], got {value}")
 
 
 # How each NVRTC option is spelled. kind: "flag" (True adds it), "bool" (True/False
@@ -205,6 +222,8 @@ _NVRTC_SPELLING = {
 _ITEM_TYPES = {"ptxas_options": (str,), "undefine_macro": (str,), "include_path": (str, os.PathLike),
                "pre_include": (str,), "diag_error": (int,), "diag_suppress": (int,), "diag_warn": (int,)}
 _NVVM_ONLY = ("extra_sources", "use_libdevice")
+# Options NVRTC reads files through: a path or a sequence of them, anything else gives no flag.
+_PATH_OR_SEQUENCE = ("include_path", "pre_include")
 def _unsupported_nvvm_options(names):
     """The error upstream gives for ProgramOptions libNVVM does not take: a CUDAError
     (with no CUresult: it is an options error, not a driver result) naming them."""
@@ -464,6 +483,8 @@ class ProgramOptions:
                     value = os.fsdecode(value)
                 args.append(f"{flag}={value}")
             else:
+                if f.name in _PATH_OR_SEQUENCE and not isinstance(value, (str, os.PathLike, Sequence)):
+                    continue   # upstream's rule: neither a path nor a sequence (e.g. False) is no option
                 args += [f"{flag}={os.fspath(v) if isinstance(v, os.PathLike) else v}"
                          for v in _as_list(value, f.name, _ITEM_TYPES[f.name])]
         if target_type == "ltoir" and "-dlto" not in args:
@@ -584,15 +605,16 @@ cdef class Program:
 
     @property
     def backend(self):
-        """``"NVRTC"`` for C++ programs, ``"NVVM"`` for NVVM IR; for PTX the linker's
-        backend, ``"nvJitLink"`` or ``"driver"`` (see :meth:`Linker.which_backend`)."""
+        """:class:`~cuda.core.typing.CompilerBackendType`: ``NVRTC`` for C++ programs, ``NVVM``
+        for NVVM IR; for PTX the linker's backend, ``NVJITLINK`` or ``DRIVER`` (see
+        :meth:`Linker.which_backend`)."""
         if self._code_type == "c++":
-            return "NVRTC"
+            return CompilerBackendType.NVRTC
         if self._code_type == "nvvm":
-            return "NVVM"
+            return CompilerBackendType.NVVM
         from cuda.core._linker import Linker
 
-        return str(Linker.which_backend().value)
+        return CompilerBackendType(Linker.which_backend())
 
     @property
     def handle(self):
@@ -657,7 +679,7 @@ cdef class Program:
             raise ValueError("target_type 'ltoir' is not valid for code_type 'ptx' (supported: 'ptx', 'cubin')")
         if cache is not None:
             return self._compile_through_cache(tt, exprs, logs, cache)
-        return self._compile(tt, exprs, logs)
+        return _program_compile_uncached(self, tt, exprs, logs)
 
     def _compile_through_cache(self, str tt, list exprs, logs, cache):
         """compile() with ``cache``: the cached bytes on a hit, else compile and store."""
@@ -673,8 +695,13 @@ cdef class Program:
                                      target_type=tt)
         data = cache.get(key)
         if data is not None:
+            # the driver's PTX loadability does not depend on where the PTX came from
+            if self._code_type == "c++" and tt == "ptx" and not _can_load_generated_ptx():
+                warnings.warn("The CUDA driver version is older than the backend version. "
+                              "The generated ptx will not be loadable by the current driver.",
+                              RuntimeWarning, stacklevel=2)
             return ObjectCode._init(bytes(data), tt, name=self._options.name)
-        result = self._compile(tt, exprs, logs)
+        result = _program_compile_uncached(self, tt, exprs, logs)
         cache[key] = result
         return result
 
@@ -727,7 +754,7 @@ cdef class Program:
         data = <bytes>code
         if tt == "ptx":
             data = data.rstrip(b"\0")
-        mapping = {e: l.decode() for e, l in zip(exprs, lowered)}
+        mapping = {e: <bytes>l for e, l in zip(exprs, lowered)}   # upstream's: the mangled names as bytes
         return ObjectCode._init(data, tt, name=name, symbol_mapping=mapping)
 
     def _compile_nvvm(self, str tt, logs):
@@ -763,7 +790,7 @@ cdef class Program:
         return ObjectCode._init(<bytes>code, tt, name=name)
 
     def __repr__(self):
-        return f"<Program backend={self.backend!r}>"
+        return f"<Program backend='{self.backend.value}'>"
 
 
 def _find_libdevice_path():

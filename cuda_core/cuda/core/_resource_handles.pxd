@@ -379,6 +379,7 @@ cdef extern from "cuda.h" nogil:
     ctypedef void* CUlibrary
     ctypedef void* CUkernel
     ctypedef int CUfunction_attribute
+    ctypedef size_t (*CUoccupancyB2DSize)(int) noexcept
 
 cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
     cppclass LibraryBox:
@@ -404,10 +405,20 @@ cdef KernelHandle create_kernel_handle(const LibraryHandle& library, const char*
 cdef KernelHandle borrow_kernel_handle(CUkernel kernel, const LibraryHandle& library) noexcept nogil
 cdef CUresult kernel_param_info(const KernelHandle& kernel, size_t index, size_t* offset, size_t* size) noexcept nogil
 cdef long kernel_param_count(const KernelHandle& kernel, CUresult* status) noexcept nogil
+cdef CUresult kernel_library(const KernelHandle& kernel, CUlibrary* library) noexcept nogil
 cdef CUresult kernel_attribute(const KernelHandle& kernel, CUfunction_attribute attribute, CUdevice device,
                                int* value) noexcept nogil
 cdef CUresult launch_kernel(const KernelHandle& kernel, const StreamHandle& stream, const LaunchDims& dims,
                             void** args) noexcept nogil
+cdef CUresult kernel_max_active_blocks(const KernelHandle& kernel, int block_size, size_t shared_mem_bytes,
+                                       int* blocks) noexcept nogil
+cdef CUresult kernel_max_potential_block_size(const KernelHandle& kernel, CUoccupancyB2DSize shared_mem_of_block_size,
+                                              size_t shared_mem_bytes, int block_size_limit, int* min_grid_size,
+                                              int* block_size) noexcept nogil
+cdef CUresult kernel_available_shared_mem(const KernelHandle& kernel, int blocks, int block_size,
+                                          size_t* nbytes) noexcept nogil
+cdef CUresult kernel_cluster_occupancy(const KernelHandle& kernel, const StreamHandle& stream, const LaunchDims& dims,
+                                       cbool active, int* value) noexcept nogil
 
 
 # ---------------------------------------------------------------- arrays, textures, surfaces (cpp/texture.hpp)

@@ -391,7 +391,7 @@ cdef int raise_nvrtc_error(int result, str what, str log=None) except -1:
         raise NVRTCError(f"{what}: {nvrtc_load_error().decode()}", None)
     msg = f"{what}: {nvrtc_error_name(result).decode()}"
     if log:
-        msg += f"\nCompilation log:\n{log}"
+        msg += f", compilation log:\n\n{log}"   # upstream's wording
     raise NVRTCError(msg, int(result))
 
 
@@ -472,10 +472,18 @@ cdef extern from "module.hpp" nogil:
     KernelHandle borrow_kernel_handle "cuda_core::borrow_kernel_handle"(CUkernel, const LibraryHandle&)
     CUresult kernel_param_info "cuda_core::kernel_param_info"(const KernelHandle&, size_t, size_t*, size_t*)
     long kernel_param_count "cuda_core::kernel_param_count"(const KernelHandle&, CUresult*)
+    CUresult kernel_library "cuda_core::kernel_library"(const KernelHandle&, CUlibrary*)
     CUresult kernel_attribute "cuda_core::kernel_attribute"(
         const KernelHandle&, CUfunction_attribute, CUdevice, int*)
     CUresult launch_kernel "cuda_core::launch_kernel"(
         const KernelHandle&, const StreamHandle&, const LaunchDims&, void**)
+    CUresult kernel_max_active_blocks "cuda_core::kernel_max_active_blocks"(const KernelHandle&, int, size_t, int*)
+    CUresult kernel_max_potential_block_size "cuda_core::kernel_max_potential_block_size"(
+        const KernelHandle&, CUoccupancyB2DSize, size_t, int, int*, int*)
+    CUresult kernel_available_shared_mem "cuda_core::kernel_available_shared_mem"(
+        const KernelHandle&, int, int, size_t*)
+    CUresult kernel_cluster_occupancy "cuda_core::kernel_cluster_occupancy"(
+        const KernelHandle&, const StreamHandle&, const LaunchDims&, cbool, int*)
 
 
 

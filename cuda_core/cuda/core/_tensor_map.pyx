@@ -33,6 +33,9 @@ from cuda.core._resource_handles cimport (
 
 __all__ = ["TensorMapDescriptor", "TensorMapDescriptorOptions"]
 
+_DL_CUDA = 2        # DLDeviceType.kDLCUDA: device memory, local to one device
+_DL_CUDA_HOST = 3   # DLDeviceType.kDLCUDAHost: pinned host memory, reached from every device
+
 
 class TensorMapDataType(enum.IntEnum):
     """Data types for tensor map descriptors.
@@ -273,6 +276,13 @@ class _TensorView:
         self.ptr, self.shape, self.strides, self.dtype = ptr, tuple(shape), strides, dtype
         self.device_id, self.is_device_accessible, self.owner = device_id, is_device_accessible, owner
 
+    def __dlpack_device__(self):
+        """DLPack's ``(device_type, device_id)``: memory of no one device (device_id None or
+        negative) reports as pinned host memory, which every device reaches."""
+        if self.device_id is None or self.device_id < 0:
+            return (_DL_CUDA_HOST, 0)
+        return (_DL_CUDA, self.device_id)
+
 
 # The device ordinal the driver reports for an address (-1 if it knows none).
 cdef int _pointer_device(uintptr_t ptr):
@@ -328,13 +338,16 @@ def _get_validated_view(tensor):
 
 
 def _require_view_device(view, expected_device_id, operation):
-    """Ensure a device-local tensor is on the expected device (memory every
-    device reaches, reported without a device, passes)."""
-    if view.device_id is None or view.device_id < 0 or expected_device_id is None or expected_device_id < 0:
+    """Ensure a device-local tensor (DLPack ``kDLCUDA``) is on device ``expected_device_id``.
+
+    Pinned host and managed memory (``kDLCUDAHost``, ``kDLCUDAManaged``) report device 0
+    whatever the current device and pass; so does any view when the expected device is
+    unknown (None or negative)."""
+    if expected_device_id is None or expected_device_id < 0:
         return
-    if view.device_id != expected_device_id:
-        raise ValueError(f"{operation}: the tensor is on device {view.device_id}, but device "
-                         f"{expected_device_id} is current")
+    device_type, device_id = view.__dlpack_device__()
+    if device_type == _DL_CUDA and device_id != expected_device_id:
+        raise ValueError(f"{operation} expects tensor on device {expected_device_id}, got {device_id}")
 
 
 def _resolve_data_type(view, data_type):

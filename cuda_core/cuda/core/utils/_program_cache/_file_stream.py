@@ -87,14 +87,14 @@ def _replace_with_sharing_retry(tmp_path: Path, target: Path) -> bool:
 
 def _unlink_with_sharing_retry(path: Path) -> None:
     """Remove ``path`` (FileNotFoundError when it is gone), riding out Windows sharing violations."""
-    _with_sharing_retry(os.unlink, path)
+    _with_sharing_retry(Path.unlink, Path(path))
 
 
 def _stat_and_read_with_sharing_retry(path: Path) -> tuple[os.stat_result, bytes]:
     """The stat and bytes of ``path``; FileNotFoundError when it is absent (or stays busy on Windows)."""
     def read():
         with open(path, "rb") as f:
-            return os.fstat(f.fileno()), f.read()
+            return os.stat(f.fileno()), f.read()   # the open file's stat (os.fstat is the atime bump's)
 
     def exhausted(last):
         raise FileNotFoundError(path) from last

@@ -9,11 +9,13 @@ no two different inputs can run together into the same byte stream.
 import abc
 import collections.abc
 import hashlib
+import os
 from typing import Any, Callable, Sequence
 
 # _program imports this package only inside Program.compile, so importing
 # ProgramOptions here at the top makes no cycle.
 from cuda.core._program import ProgramOptions
+from cuda.core.typing import SourceCodeType
 
 # Bump when the key derivation changes: later keys never meet older entries.
 _KEY_SCHEMA_VERSION = 1
@@ -134,14 +136,15 @@ def _linker_backend_and_version(use_driver: bool) -> tuple[str, str]:
 
 
 def _nvvm_fingerprint() -> str:
-    """libNVVM's identity: its version and the NVVM IR version it reads. Loads it
-    (RuntimeError where NVVM is not available, as ``Program(code_type="nvvm")`` raises)."""
-    from cuda.core._program import _get_nvvm_module
-    from cuda.core._resource_handles import _nvvm_info
+    """libNVVM's identity: its version and the NVVM IR version it reads, as the module
+    ``cuda.core._program._get_nvvm_module()`` reports them (upstream's source; it loads
+    libNVVM, RuntimeError where NVVM is not available, as ``Program(code_type="nvvm")`` raises)."""
+    from cuda.core import _program
 
-    _get_nvvm_module()
-    _, _, version, ir = _nvvm_info()
-    return f"lib={version[0]}.{version[1]};ir={'.'.join(str(v) for v in ir)}"
+    nvvm = _program._get_nvvm_module()
+    version = tuple(nvvm.version())
+    ir = tuple(nvvm.ir_version())
+    return f"lib={'.'.join(str(v) for v in version)};ir={'.'.join(str(v) for v in ir)}"
 
 
 def _option_is_set(options: ProgramOptions, name: str) -> bool:
@@ -152,7 +155,7 @@ def _option_is_set(options: ProgramOptions, name: str) -> bool:
     if name in _BOOLEAN_OPTION_FIELDS:
         return bool(value)
     if name in _STR_OR_SEQUENCE_OPTION_FIELDS:
-        if isinstance(value, str):
+        if isinstance(value, (str, os.PathLike)):
             return True
         return isinstance(value, collections.abc.Sequence) and len(value) > 0
     return True
@@ -414,6 +417,7 @@ def make_program_cache_key(
     code_type = code_type.lower() if isinstance(code_type, str) else code_type
     target_type = target_type.lower() if isinstance(target_type, str) else target_type
     if code_type not in _VALID_CODE_TYPES:
+        SourceCodeType(code_type)   # upstream's ValueError: "'fortran' is not a valid SourceCodeType"
         raise ValueError(f"code_type={code_type!r} is not supported (must be one of "
                          f"{', '.join(repr(c) for c in _VALID_CODE_TYPES)})")
     if target_type not in _VALID_TARGET_TYPES:
