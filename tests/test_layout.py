@@ -80,11 +80,37 @@ def cython_sources():
     return {p.relative_to(PKG).as_posix(): p.read_text() for p in PKG.rglob("*") if p.suffix in {".pyx", ".pxd", ".pxi"}}
 
 
+def _cuda_error_raises(text):
+    """The argument lists of every `raise CUDAError(...)` in `text` (parentheses matched)."""
+    calls, start = [], 0
+    while (at := text.find("raise CUDAError(", start)) >= 0:
+        i = depth = at + len("raise CUDAError(") - 1
+        depth = 0
+        for i in range(i, len(text)):
+            depth += {"(": 1, ")": -1}.get(text[i], 0)
+            if depth == 0:
+                break
+        calls.append(text[at + len("raise CUDAError("):i])
+        start = i
+    return calls
+
+
+def _top_level_commas(args):
+    depth, commas = 0, 0
+    for ch in args:
+        depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(ch, 0)
+        commas += ch == "," and depth == 0
+    return commas
+
+
 def test_only_one_cython_function_converts_cuda_errors():
+    """A driver result becomes a CUDAError (message and code) in raise_driver_error alone; elsewhere a CUDAError is
+    raised only with a message, for a refusal upstream makes without asking the driver (e.g. LaunchConfig's)."""
     sources = cython_sources()
     assert not [name for name in sources if name.endswith(".pxi")], "areas are modules now, not .pxi includes"
-    raisers = {name: text.count("raise CUDAError(") for name, text in sources.items() if "raise CUDAError(" in text}
-    assert raisers == {"_resource_handles.pyx": 2}
+    converters = {name: sum(_top_level_commas(a) > 0 for a in _cuda_error_raises(text))
+                  for name, text in sources.items() if "raise CUDAError(" in text}
+    assert {name: n for name, n in converters.items() if n} == {"_resource_handles.pyx": 2}
     text = sources["_resource_handles.pyx"]
     body = text[text.index("cdef int raise_driver_error"):]
     body = body[: body.index("\ncdef ")]
