@@ -94,6 +94,7 @@ MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const C
     box->context = context;
     box->owned = true;
     box->host_located = props.location.type != CU_MEM_LOCATION_TYPE_DEVICE;
+    box->grows_unsafely_beside_capture = box->host_located || props.handleTypes != CU_MEM_HANDLE_TYPE_NONE;
     return make_handle(std::move(box), &destroy_pool_box);
 }
 
@@ -117,7 +118,8 @@ MemoryPoolHandle borrow_location_memory_pool_handle(const ContextHandle& context
     CUmemLocation loc = location;
     CUresult r = drv().cuMemGetMemPool_(&pool, &loc, type);
     if (r != CUDA_SUCCESS) return fail<MemoryPoolHandle>(r);
-    return make_handle(new (std::nothrow) MemoryPoolBox{pool, context, false, location.type != CU_MEM_LOCATION_TYPE_DEVICE},
+    const bool host = location.type != CU_MEM_LOCATION_TYPE_DEVICE;
+    return make_handle(new (std::nothrow) MemoryPoolBox{pool, context, false, host, host},
                        &delete_borrowed<MemoryPoolBox>);
 }
 
@@ -182,10 +184,10 @@ DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle& pool, std::size_
     }
     CUdeviceptr ptr = 0;
     CUresult r;
-    {
-        // Another thread's GLOBAL capture stays valid: an allocation that grows the pool maps memory, which the
-        // driver refuses beside such a capture in this thread's default (global) mode (seen on the H100).
-        RelaxedCaptureModeScope relaxed;
+    if (pool->grows_unsafely_beside_capture) {
+        RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
+        r = drv().cuMemAllocFromPoolAsync_(&ptr, size, pool->pool, stream->stream);
+    } else {
         r = drv().cuMemAllocFromPoolAsync_(&ptr, size, pool->pool, stream->stream);
     }
     if (r != CUDA_SUCCESS) {

@@ -24,6 +24,10 @@ struct MemoryPoolBox {
     // another thread captures in GLOBAL mode (seen on the H200), so allocations
     // and, by the same token, frees run in relaxed capture mode.
     bool host_located = false;
+    // Host-located or exportable (IPC): an allocation that grows such a pool is refused while another thread
+    // captures in GLOBAL mode (the H200: host pools; the H100: a new IPC pool), so allocations run in relaxed
+    // capture mode. A plain device pool's allocations skip the two mode swaps.
+    bool grows_unsafely_beside_capture = false;
 };
 using MemoryPoolHandle = std::shared_ptr<const MemoryPoolBox>;
 
