@@ -374,6 +374,17 @@ CUresult config_shape(const CUlaunchConfig* config, int* threads, int* cluster) 
     return CUDA_SUCCESS;
 }
 
+// The checks both cluster queries make, in the driver's order: the out pointer, the launch config's shape
+// (threads per block, cluster size), a current context, a known kernel.
+CUresult check_cluster_query(const void* out, CUfunction func, const CUlaunchConfig* config, int* threads,
+                             int* cluster) {
+    if (out == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    CUresult rc = config_shape(config, threads, cluster);
+    if (rc != CUDA_SUCCESS) return rc;
+    if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    return kernel_exists(func) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
 }  // namespace
 }  // namespace cuda_sim
 
@@ -431,12 +442,9 @@ SIM_EXPORT CUresult CUDAAPI cuOccupancyAvailableDynamicSMemPerBlock(size_t* dyna
 SIM_EXPORT CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int* clusterSize, CUfunction func,
                                                                const CUlaunchConfig* config) {
     SIM_ENTER(cuOccupancyMaxPotentialClusterSize);
-    if (clusterSize == nullptr) return CUDA_ERROR_INVALID_VALUE;
     int threads = 0, cluster = 0;
-    CUresult rc = config_shape(config, &threads, &cluster);
+    CUresult rc = check_cluster_query(clusterSize, func, config, &threads, &cluster);
     if (rc != CUDA_SUCCESS) return rc;
-    if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
-    if (!kernel_exists(func)) return CUDA_ERROR_INVALID_HANDLE;
     *clusterSize = blocks_per_sm(threads, config->sharedMemBytes) > 0 ? kPortableClusterSize : 0;
     return CUDA_SUCCESS;
 }
@@ -444,12 +452,9 @@ SIM_EXPORT CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int* clusterSize,
 SIM_EXPORT CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* numClusters, CUfunction func,
                                                          const CUlaunchConfig* config) {
     SIM_ENTER(cuOccupancyMaxActiveClusters);
-    if (numClusters == nullptr) return CUDA_ERROR_INVALID_VALUE;
     int threads = 0, cluster = 0;
-    CUresult rc = config_shape(config, &threads, &cluster);
+    CUresult rc = check_cluster_query(numClusters, func, config, &threads, &cluster);
     if (rc != CUDA_SUCCESS) return rc;
-    if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
-    if (!kernel_exists(func)) return CUDA_ERROR_INVALID_HANDLE;
     *numClusters = blocks_per_sm(threads, config->sharedMemBytes) * kSmCount / cluster;
     return CUDA_SUCCESS;
 }
