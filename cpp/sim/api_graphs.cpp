@@ -56,10 +56,46 @@ struct NodeParams {
     std::shared_ptr<std::vector<CUgraph>> body_handles;
 };
 
+// The node kinds, one row each: its stored-parameter kind, CUgraphNodeType, label in
+// cuGraphDebugDotPrint, whether cuGraphNodeSetEnabled may switch it, whether a
+// conditional body may hold it. (NodeKindRules, below, says how each kind's
+// parameters are read and written back.)
+struct NodeKindRow {
+    NodeParams::Kind kind;
+    int type;
+    const char* label;
+    bool switchable;
+    bool in_body;
+};
+const NodeKindRow kNodeKinds[] = {
+    {NodeParams::Empty, CU_GRAPH_NODE_TYPE_EMPTY, "EMPTY", false, true},
+    {NodeParams::Kernel, CU_GRAPH_NODE_TYPE_KERNEL, "KERNEL", true, true},
+    {NodeParams::Memcpy, CU_GRAPH_NODE_TYPE_MEMCPY, "MEMCPY", true, true},
+    {NodeParams::Memset, CU_GRAPH_NODE_TYPE_MEMSET, "MEMSET", true, true},
+    {NodeParams::Host, CU_GRAPH_NODE_TYPE_HOST, "HOST", false, false},
+    {NodeParams::Child, CU_GRAPH_NODE_TYPE_GRAPH, "CHILD_GRAPH", false, true},
+    {NodeParams::EventRecord, CU_GRAPH_NODE_TYPE_EVENT_RECORD, "EVENT_RECORD", false, false},
+    {NodeParams::EventWait, CU_GRAPH_NODE_TYPE_WAIT_EVENT, "WAIT_EVENT", false, false},
+    {NodeParams::MemAlloc, CU_GRAPH_NODE_TYPE_MEM_ALLOC, "MEM_ALLOC", false, false},
+    {NodeParams::MemFree, CU_GRAPH_NODE_TYPE_MEM_FREE, "MEM_FREE", false, false},
+    {NodeParams::Conditional, CU_GRAPH_NODE_TYPE_CONDITIONAL, "CONDITIONAL", false, true},
+};
+// The row of a CUgraphNodeType (an unlisted type: a row that allows nothing).
+const NodeKindRow& type_row(int type) {
+    static const NodeKindRow kOther = {NodeParams::Captured, -1, "OP", false, false};
+    for (const NodeKindRow& r : kNodeKinds)
+        if (r.type == type) return r;
+    return kOther;
+}
+const NodeKindRow& kind_row(NodeParams::Kind kind) {
+    for (const NodeKindRow& r : kNodeKinds)
+        if (r.kind == kind) return r;
+    return type_row(-1);
+}
+
 struct Node {
     uint64_t id = 0;
     int type = CU_GRAPH_NODE_TYPE_EMPTY;  // CUgraphNodeType
-    std::string label;                    // for cuGraphDebugDotPrint
     std::vector<CUgraphNode> deps;        // the nodes this one depends on
     GraphOp op;                           // a captured operation's closure
     NodeParams params;
@@ -149,12 +185,11 @@ CUgraphNode node_handle(uint64_t id) { return reinterpret_cast<CUgraphNode>(uint
 // Appends a node of CUgraphNodeType `type` depending on `deps` to graph `g`
 // (G().mu held): a captured operation `op`, or the stored `params` of an
 // explicitly added node. Returns its node handle.
-CUgraphNode add_node(uint64_t graph_id, Graph& g, GraphOp op, const char* label, int type,
-                     std::vector<CUgraphNode> deps, NodeParams params = NodeParams()) {
+CUgraphNode add_node(uint64_t graph_id, Graph& g, GraphOp op, int type, std::vector<CUgraphNode> deps,
+                     NodeParams params = NodeParams()) {
     Node n;
     n.id = G().next_id++;
     n.type = type;
-    n.label = label;
     n.deps = std::move(deps);
     n.op = std::move(op);
     n.params = std::move(params);
@@ -457,9 +492,7 @@ bool capture_op(CUstream hStream, GraphOp op, CUresult* rc, int type) {
         return true;
     }
     Graph& g = G().graphs[c->graph_id];
-    static const char* const kLabels[] = {"KERNEL", "MEMCPY", "MEMSET", "HOST", "GRAPH", "EMPTY"};
-    const char* label = type >= 0 && type <= 5 ? kLabels[type] : "OP";
-    cs->deps.assign(1, add_node(c->graph_id, g, std::move(op), label, type, cs->deps));
+    cs->deps.assign(1, add_node(c->graph_id, g, std::move(op), type, cs->deps));
     if (hStream != c->origin) c->unjoined[hStream] = true;
     *rc = CUDA_SUCCESS;
     return true;
@@ -549,7 +582,7 @@ CUresult capture_alloc(CUstream hStream, int dev, size_t bytesize, CUdeviceptr* 
     if (rc != CUDA_SUCCESS) return rc;
     Graph& g = G().graphs[c->graph_id];
     g.memory->ptrs.push_back(*dptr);
-    cs->deps.assign(1, add_node(c->graph_id, g, [](CUstream) { return CUDA_SUCCESS; }, "MEM_ALLOC",
+    cs->deps.assign(1, add_node(c->graph_id, g, [](CUstream) { return CUDA_SUCCESS; },
                                 CU_GRAPH_NODE_TYPE_MEM_ALLOC, cs->deps));
     if (hStream != c->origin) c->unjoined[hStream] = true;
     return CUDA_SUCCESS;
@@ -567,7 +600,7 @@ CUresult capture_free(CUstream hStream, CUdeviceptr dptr, bool* handled) {
     if (std::find(ptrs.begin(), ptrs.end(), dptr) == ptrs.end())
         return CUDA_ERROR_INVALID_VALUE;  // only this graph's own allocations are freed inside it
     g.memory->freed_in_graph.insert(dptr);
-    cs->deps.assign(1, add_node(c->graph_id, g, [](CUstream) { return CUDA_SUCCESS; }, "MEM_FREE",
+    cs->deps.assign(1, add_node(c->graph_id, g, [](CUstream) { return CUDA_SUCCESS; },
                                 CU_GRAPH_NODE_TYPE_MEM_FREE, cs->deps));
     if (hStream != c->origin) c->unjoined[hStream] = true;
     return CUDA_SUCCESS;
@@ -820,7 +853,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddChildGraphNode(CUgraphNode* phGraphNode, C
     if (rc != CUDA_SUCCESS) return rc;
     NodeParams params;
     params.kind = NodeParams::Child;
-    *phGraphNode = add_node(graph_id, *graph, nullptr, "CHILD_GRAPH", CU_GRAPH_NODE_TYPE_GRAPH,
+    *phGraphNode = add_node(graph_id, *graph, nullptr, CU_GRAPH_NODE_TYPE_GRAPH,
                             std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), params);
     Node& node = G().graphs[graph_id].nodes.back();
     node.params.child = clone_graph(handle_id(childGraph, TAG_GRAPH), node.id);  // the child is cloned
@@ -839,7 +872,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddEmptyNode(CUgraphNode* phGraphNode, CUgrap
     if (rc != CUDA_SUCCESS) return rc;
     NodeParams params;
     params.kind = NodeParams::Empty;
-    *phGraphNode = add_node(graph_id, *graph, nullptr, "EMPTY", CU_GRAPH_NODE_TYPE_EMPTY,
+    *phGraphNode = add_node(graph_id, *graph, nullptr, CU_GRAPH_NODE_TYPE_EMPTY,
                             std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), params);
     return CUDA_SUCCESS;
 }
@@ -907,7 +940,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph hGraph, const char* pat
         if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
         dot = "digraph cuda_sim_graph {\n";
         for (const Node& node : graph->nodes) {
-            dot += "  n" + std::to_string(node.id) + " [label=\"" + node.label + "\"];\n";
+            dot += "  n" + std::to_string(node.id) + " [label=\"" + type_row(node.type).label + "\"];\n";
             for (CUgraphNode d : node.deps)
                 dot += "  n" + std::to_string(handle_id(d, TAG_NODE)) + " -> n" + std::to_string(node.id) + ";\n";
         }
@@ -920,7 +953,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphDebugDotPrint(CUgraph hGraph, const char* pat
     return ok ? CUDA_SUCCESS : CUDA_ERROR_OPERATING_SYSTEM;
 }
 
-// --- explicit nodes with parameters: kernel, memset, memcpy, host, event record/wait ---------
+// --- explicit nodes with parameters: one table of node kinds, generic add/get/set ---------------
 namespace cuda_sim {
 namespace {
 
@@ -941,7 +974,6 @@ CUresult read_kernel_params(const CUDA_KERNEL_NODE_PARAMS* p, NodeParams* out) {
     bool known = false;
     CUresult rc = kernel_argument_sizes(f, &sizes, &known);
     if (rc != CUDA_SUCCESS) return CUDA_ERROR_INVALID_VALUE;
-    out->kind = NodeParams::Kernel;
     out->kernel = *p;
     out->kernel.kernelParams = nullptr;
     out->args.assign(sizes.size(), {});
@@ -954,8 +986,8 @@ CUresult read_kernel_params(const CUDA_KERNEL_NODE_PARAMS* p, NodeParams* out) {
     return CUDA_SUCCESS;
 }
 
-// Checks memset node parameters (S().mu shared held: the destination must be mapped).
-CUresult check_memset_params(const CUDA_MEMSET_NODE_PARAMS* p) {
+// Checks memset node parameters (takes S().mu shared: the destination must be mapped).
+CUresult read_memset_params(const CUDA_MEMSET_NODE_PARAMS* p, NodeParams* out) {
     if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
     unsigned e = p->elementSize;
     if ((e != 1 && e != 2 && e != 4) || p->width == 0 || p->height == 0) return CUDA_ERROR_INVALID_VALUE;
@@ -965,12 +997,14 @@ CUresult check_memset_params(const CUDA_MEMSET_NODE_PARAMS* p) {
     if (p->height > 1 && (p->height - 1) > (SIZE_MAX - row) / p->pitch) return CUDA_ERROR_INVALID_VALUE;
     size_t extent = (p->height - 1) * (p->height > 1 ? p->pitch : 0) + row;
     Resolved r;
+    Shared lk(S().mu);
+    out->memset = *p;
     return check_range(uintptr_t(p->dst), extent, &r);
 }
 
-// Checks one-dimensional memcpy node parameters (S().mu shared held). Arrays and
+// Checks one-dimensional memcpy node parameters (takes S().mu shared). Arrays and
 // two- or three-dimensional copies are not modelled (CUDA_ERROR_NOT_SUPPORTED).
-CUresult check_memcpy_params(const CUDA_MEMCPY3D* p) {
+CUresult read_memcpy_params(const CUDA_MEMCPY3D* p, NodeParams* out) {
     if (p == nullptr) return CUDA_ERROR_INVALID_VALUE;
     auto linear = [](CUmemorytype t) {
         return t == CU_MEMORYTYPE_HOST || t == CU_MEMORYTYPE_DEVICE || t == CU_MEMORYTYPE_UNIFIED;
@@ -981,9 +1015,67 @@ CUresult check_memcpy_params(const CUDA_MEMCPY3D* p) {
     Resolved r;
     CUdeviceptr dst = copy_operand(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes);
     CUdeviceptr src = copy_operand(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes);
+    Shared lk(S().mu);
+    out->memcpy = *p;
     CUresult rc = check_range(uintptr_t(dst), p->WidthInBytes, &r);
     return rc != CUDA_SUCCESS ? rc : check_range(uintptr_t(src), p->WidthInBytes, &r);
 }
+
+CUresult read_host_params(const CUDA_HOST_NODE_PARAMS* p, NodeParams* out) {
+    if (p == nullptr || p->fn == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    out->host = *p;
+    return CUDA_SUCCESS;
+}
+
+// An event node's event must be live (takes S().mu shared).
+CUresult read_event(const CUevent* e, NodeParams* out) {
+    Shared lk(S().mu);
+    if (find_event(*e) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
+    out->event = *e;
+    return CUDA_SUCCESS;
+}
+
+// What cuGraph*NodeGetParams hands out (G().mu held).
+void write_kernel_params(Node& n, CUDA_KERNEL_NODE_PARAMS* out) {
+    n.arg_ptrs.clear();
+    for (auto& a : n.params.args) n.arg_ptrs.push_back(a.data());
+    *out = n.params.kernel;
+    out->kernelParams = n.arg_ptrs.empty() ? nullptr : n.arg_ptrs.data();
+}
+void write_memset_params(Node& n, CUDA_MEMSET_NODE_PARAMS* out) { *out = n.params.memset; }
+void write_memcpy_params(Node& n, CUDA_MEMCPY3D* out) { *out = n.params.memcpy; }
+void write_host_params(Node& n, CUDA_HOST_NODE_PARAMS* out) { *out = n.params.host; }
+void write_event(Node& n, CUevent* out) { *out = n.params.event; }
+void write_alloc_params(Node& n, CUDA_MEM_ALLOC_NODE_PARAMS* out) {
+    *out = n.params.alloc;
+    out->accessDescs = n.params.access.empty() ? nullptr : n.params.access.data();
+    out->accessDescCount = n.params.access.size();
+}
+void write_free_params(Node& n, CUdeviceptr* out) { *out = n.params.alloc.dptr; }
+
+// The reader of kinds whose parameters have their own cuGraphAdd*Node: none here.
+template <class P> CUresult not_read(const P*, NodeParams*) { return CUDA_ERROR_NOT_SUPPORTED; }
+
+// The node kinds with stored parameters: how each reads (checks and copies) the
+// caller's parameters and writes its own back. Add, get, set and the executable
+// setters below are generic over this table; kinds whose parameters are made
+// otherwise (child graph, memory, conditional, empty) have no reader.
+template <NodeParams::Kind K> struct NodeKindRules;
+#define SIM_NODE_KIND(kind_, P, reader, writer)                                             \
+    template <> struct NodeKindRules<NodeParams::kind_> {                                  \
+        using Params = P;                                                                  \
+        static CUresult read(const P* p, NodeParams* out) { return reader(p, out); }       \
+        static void write(Node& n, P* out) { writer(n, out); }                              \
+    };
+SIM_NODE_KIND(Kernel, CUDA_KERNEL_NODE_PARAMS, read_kernel_params, write_kernel_params)
+SIM_NODE_KIND(Memset, CUDA_MEMSET_NODE_PARAMS, read_memset_params, write_memset_params)
+SIM_NODE_KIND(Memcpy, CUDA_MEMCPY3D, read_memcpy_params, write_memcpy_params)
+SIM_NODE_KIND(Host, CUDA_HOST_NODE_PARAMS, read_host_params, write_host_params)
+SIM_NODE_KIND(EventRecord, CUevent, read_event, write_event)
+SIM_NODE_KIND(EventWait, CUevent, read_event, write_event)
+SIM_NODE_KIND(MemAlloc, CUDA_MEM_ALLOC_NODE_PARAMS, not_read, write_alloc_params)
+SIM_NODE_KIND(MemFree, CUdeviceptr, not_read, write_free_params)
+#undef SIM_NODE_KIND
 
 // Whether executable node parameters `was` may become `now` (cuGraphExec*SetParams,
 // cuGraphExecUpdate): a 2D memset keeps its shape, a 1D memset its height, a memcpy
@@ -1003,13 +1095,14 @@ bool update_allowed(const NodeParams& was, const NodeParams& now) {
 
 // Adds an explicit node of stored parameters `params` to graph `hGraph` (G().mu held).
 CUresult add_explicit_node(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
-                           size_t numDependencies, const char* label, int type, NodeParams params) {
+                           size_t numDependencies, NodeParams params) {
     Graph* graph = find_graph(hGraph);
     if (graph == nullptr) return CUDA_ERROR_INVALID_VALUE;
     uint64_t graph_id = handle_id(hGraph, TAG_GRAPH);
     CUresult rc = check_dependencies(graph_id, dependencies, numDependencies);
     if (rc != CUDA_SUCCESS) return rc;
-    *phGraphNode = add_node(graph_id, *graph, nullptr, label, type,
+    int type = kind_row(params.kind).type;
+    *phGraphNode = add_node(graph_id, *graph, nullptr, type,
                             std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), std::move(params));
     return CUDA_SUCCESS;
 }
@@ -1019,14 +1112,6 @@ CUresult add_explicit_node(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgra
 Node* find_param_node(CUgraphNode h, NodeParams::Kind kind) {
     Node* n = find_node(h);
     return n != nullptr && n->params.kind == kind ? n : nullptr;
-}
-
-// Why node `h` has no stored parameters of the kind asked for (G().mu held): a node of
-// another type, or unknown, is CUDA_ERROR_INVALID_VALUE; a captured operation of the
-// right type keeps only its closure here (CUDA_ERROR_NOT_SUPPORTED).
-CUresult missing_params_error(CUgraphNode h, int type) {
-    Node* n = find_node(h);
-    return n != nullptr && n->type == type ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
 }
 
 // The node of executable graph `e` instantiated from `h`, of parameter kind `kind`
@@ -1041,6 +1126,60 @@ long find_exec_node(Exec* e, CUgraphNode h, NodeParams::Kind kind) {
 void set_exec_node(Exec& e, size_t i, NodeParams params) {
     e.nodes[i].params = std::move(params);
     e.ops[i] = make_node_op(e.nodes[i]);
+}
+
+// cuGraphAdd<Kind>Node: the parameters read by the kind's rules, then the node.
+template <NodeParams::Kind K>
+CUresult add_params_node(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
+                         size_t numDependencies, const typename NodeKindRules<K>::Params* p) {
+    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
+    NodeParams params;
+    params.kind = K;
+    CUresult rc = NodeKindRules<K>::read(p, &params);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, std::move(params));
+}
+
+// cuGraph<Kind>NodeGetParams. A node of another type, or unknown, is
+// CUDA_ERROR_INVALID_VALUE; a captured operation of the right type keeps only its
+// closure here (CUDA_ERROR_NOT_SUPPORTED).
+template <NodeParams::Kind K> CUresult get_params(CUgraphNode hNode, typename NodeKindRules<K>::Params* out) {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_node(hNode);
+    if (n == nullptr || n->params.kind != K)
+        return n != nullptr && n->type == kind_row(K).type ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+    NodeKindRules<K>::write(*n, out);
+    return CUDA_SUCCESS;
+}
+
+// cuGraph<Kind>NodeSetParams.
+template <NodeParams::Kind K> CUresult set_params(CUgraphNode hNode, const typename NodeKindRules<K>::Params* p) {
+    NodeParams params;
+    params.kind = K;
+    CUresult rc = NodeKindRules<K>::read(p, &params);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Node* n = find_param_node(hNode, K);
+    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    n->params = std::move(params);
+    return CUDA_SUCCESS;
+}
+
+// cuGraphExec<Kind>NodeSetParams: as the update rules allow (update_allowed).
+template <NodeParams::Kind K>
+CUresult exec_set_params(CUgraphExec hGraphExec, CUgraphNode hNode, const typename NodeKindRules<K>::Params* p) {
+    NodeParams params;
+    params.kind = K;
+    CUresult rc = NodeKindRules<K>::read(p, &params);
+    if (rc != CUDA_SUCCESS) return rc;
+    std::lock_guard<std::mutex> g(G().mu);
+    Exec* e = find_exec(hGraphExec);
+    long i = find_exec_node(e, hNode, K);
+    if (i < 0 || !update_allowed(e->nodes[size_t(i)].params, params)) return CUDA_ERROR_INVALID_VALUE;
+    set_exec_node(*e, size_t(i), std::move(params));
+    return CUDA_SUCCESS;
 }
 
 // Gives the child nodes of `nodes` copies of their embedded graphs (an executable
@@ -1059,243 +1198,134 @@ void erase_child_graphs(std::vector<Node>& nodes) {
 }  // namespace
 }  // namespace cuda_sim
 
+// The entry points of the kinds of NodeKindRules: each names its kind, nothing else.
 SIM_EXPORT CUresult CUDAAPI cuGraphAddKernelNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                 const CUgraphNode* dependencies, size_t numDependencies,
                                                 const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
     SIM_ENTER(cuGraphAddKernelNode);
-    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
-    NodeParams params;
-    CUresult rc = read_kernel_params(nodeParams, &params);
-    if (rc != CUDA_SUCCESS) return rc;
-    std::lock_guard<std::mutex> g(G().mu);
-    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, "KERNEL", CU_GRAPH_NODE_TYPE_KERNEL,
-                             std::move(params));
+    return add_params_node<NodeParams::Kernel>(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
-
 SIM_EXPORT CUresult CUDAAPI cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS* nodeParams) {
     SIM_ENTER(cuGraphKernelNodeGetParams);
-    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, NodeParams::Kernel);
-    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_KERNEL);
-    n->arg_ptrs.clear();
-    for (auto& a : n->params.args) n->arg_ptrs.push_back(a.data());
-    *nodeParams = n->params.kernel;
-    nodeParams->kernelParams = n->arg_ptrs.empty() ? nullptr : n->arg_ptrs.data();
-    return CUDA_SUCCESS;
+    return get_params<NodeParams::Kernel>(hNode, nodeParams);
 }
-
 SIM_EXPORT CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
     SIM_ENTER(cuGraphKernelNodeSetParams);
-    NodeParams params;
-    CUresult rc = read_kernel_params(nodeParams, &params);
-    if (rc != CUDA_SUCCESS) return rc;
-    std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, NodeParams::Kernel);
-    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    n->params = std::move(params);
-    return CUDA_SUCCESS;
+    return set_params<NodeParams::Kernel>(hNode, nodeParams);
+}
+SIM_EXPORT CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                          const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphExecKernelNodeSetParams);
+    return exec_set_params<NodeParams::Kernel>(hGraphExec, hNode, nodeParams);
 }
 
 SIM_EXPORT CUresult CUDAAPI cuGraphAddMemsetNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                 const CUgraphNode* dependencies, size_t numDependencies,
-                                                const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
+                                                const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext) {
     SIM_ENTER(cuGraphAddMemsetNode);
-    (void)ctx;
-    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
-    Shared lk(S().mu);
-    CUresult rc = check_memset_params(memsetParams);
-    if (rc != CUDA_SUCCESS) return rc;
-    NodeParams params;
-    params.kind = NodeParams::Memset;
-    params.memset = *memsetParams;
-    std::lock_guard<std::mutex> g(G().mu);
-    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, "MEMSET", CU_GRAPH_NODE_TYPE_MEMSET,
-                             std::move(params));
+    return add_params_node<NodeParams::Memset>(phGraphNode, hGraph, dependencies, numDependencies, memsetParams);
 }
-
 SIM_EXPORT CUresult CUDAAPI cuGraphMemsetNodeGetParams(CUgraphNode hNode, CUDA_MEMSET_NODE_PARAMS* nodeParams) {
     SIM_ENTER(cuGraphMemsetNodeGetParams);
-    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, NodeParams::Memset);
-    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_MEMSET);
-    *nodeParams = n->params.memset;
-    return CUDA_SUCCESS;
+    return get_params<NodeParams::Memset>(hNode, nodeParams);
 }
-
 SIM_EXPORT CUresult CUDAAPI cuGraphMemsetNodeSetParams(CUgraphNode hNode, const CUDA_MEMSET_NODE_PARAMS* nodeParams) {
     SIM_ENTER(cuGraphMemsetNodeSetParams);
-    Shared lk(S().mu);
-    CUresult rc = check_memset_params(nodeParams);
-    if (rc != CUDA_SUCCESS) return rc;
-    std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, NodeParams::Memset);
-    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    n->params.memset = *nodeParams;
-    return CUDA_SUCCESS;
+    return set_params<NodeParams::Memset>(hNode, nodeParams);
+}
+SIM_EXPORT CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                          const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext) {
+    SIM_ENTER(cuGraphExecMemsetNodeSetParams);
+    return exec_set_params<NodeParams::Memset>(hGraphExec, hNode, memsetParams);
 }
 
 SIM_EXPORT CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                 const CUgraphNode* dependencies, size_t numDependencies,
-                                                const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
+                                                const CUDA_MEMCPY3D* copyParams, CUcontext) {
     SIM_ENTER(cuGraphAddMemcpyNode);
-    (void)ctx;
-    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
-    Shared lk(S().mu);
-    CUresult rc = check_memcpy_params(copyParams);
-    if (rc != CUDA_SUCCESS) return rc;
-    NodeParams params;
-    params.kind = NodeParams::Memcpy;
-    params.memcpy = *copyParams;
-    std::lock_guard<std::mutex> g(G().mu);
-    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, "MEMCPY", CU_GRAPH_NODE_TYPE_MEMCPY,
-                             std::move(params));
+    return add_params_node<NodeParams::Memcpy>(phGraphNode, hGraph, dependencies, numDependencies, copyParams);
 }
-
 SIM_EXPORT CUresult CUDAAPI cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D* nodeParams) {
     SIM_ENTER(cuGraphMemcpyNodeGetParams);
-    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, NodeParams::Memcpy);
-    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_MEMCPY);
-    *nodeParams = n->params.memcpy;
-    return CUDA_SUCCESS;
+    return get_params<NodeParams::Memcpy>(hNode, nodeParams);
 }
-
 SIM_EXPORT CUresult CUDAAPI cuGraphMemcpyNodeSetParams(CUgraphNode hNode, const CUDA_MEMCPY3D* nodeParams) {
     SIM_ENTER(cuGraphMemcpyNodeSetParams);
-    Shared lk(S().mu);
-    CUresult rc = check_memcpy_params(nodeParams);
-    if (rc != CUDA_SUCCESS) return rc;
-    std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, NodeParams::Memcpy);
-    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    n->params.memcpy = *nodeParams;
-    return CUDA_SUCCESS;
+    return set_params<NodeParams::Memcpy>(hNode, nodeParams);
+}
+SIM_EXPORT CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                          const CUDA_MEMCPY3D* copyParams, CUcontext) {
+    SIM_ENTER(cuGraphExecMemcpyNodeSetParams);
+    return exec_set_params<NodeParams::Memcpy>(hGraphExec, hNode, copyParams);
 }
 
 SIM_EXPORT CUresult CUDAAPI cuGraphAddHostNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                               const CUgraphNode* dependencies, size_t numDependencies,
                                               const CUDA_HOST_NODE_PARAMS* nodeParams) {
     SIM_ENTER(cuGraphAddHostNode);
-    if (!phGraphNode || !nodeParams || !nodeParams->fn) return CUDA_ERROR_INVALID_VALUE;
-    NodeParams params;
-    params.kind = NodeParams::Host;
-    params.host = *nodeParams;
-    std::lock_guard<std::mutex> g(G().mu);
-    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, "HOST", CU_GRAPH_NODE_TYPE_HOST,
-                             std::move(params));
+    return add_params_node<NodeParams::Host>(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
 }
-
 SIM_EXPORT CUresult CUDAAPI cuGraphHostNodeGetParams(CUgraphNode hNode, CUDA_HOST_NODE_PARAMS* nodeParams) {
     SIM_ENTER(cuGraphHostNodeGetParams);
-    if (!nodeParams) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, NodeParams::Host);
-    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_HOST);
-    *nodeParams = n->params.host;
-    return CUDA_SUCCESS;
+    return get_params<NodeParams::Host>(hNode, nodeParams);
 }
-
 SIM_EXPORT CUresult CUDAAPI cuGraphHostNodeSetParams(CUgraphNode hNode, const CUDA_HOST_NODE_PARAMS* nodeParams) {
     SIM_ENTER(cuGraphHostNodeSetParams);
-    if (!nodeParams || !nodeParams->fn) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, NodeParams::Host);
-    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    n->params.host = *nodeParams;
-    return CUDA_SUCCESS;
+    return set_params<NodeParams::Host>(hNode, nodeParams);
 }
-
-namespace {
-
-// Adds an event record or wait node (cuGraphAddEventRecordNode / cuGraphAddEventWaitNode).
-CUresult add_event_node(CUgraphNode* phGraphNode, CUgraph hGraph, const CUgraphNode* dependencies,
-                        size_t numDependencies, CUevent event, bool record) {
-    if (!phGraphNode) return CUDA_ERROR_INVALID_VALUE;
-    Shared lk(S().mu);
-    if (find_event(event) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-    NodeParams params;
-    params.kind = record ? NodeParams::EventRecord : NodeParams::EventWait;
-    params.event = event;
-    std::lock_guard<std::mutex> g(G().mu);
-    return add_explicit_node(phGraphNode, hGraph, dependencies, numDependencies, record ? "EVENT_RECORD" : "WAIT_EVENT",
-                             record ? CU_GRAPH_NODE_TYPE_EVENT_RECORD : CU_GRAPH_NODE_TYPE_WAIT_EVENT,
-                             std::move(params));
+SIM_EXPORT CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                        const CUDA_HOST_NODE_PARAMS* nodeParams) {
+    SIM_ENTER(cuGraphExecHostNodeSetParams);
+    return exec_set_params<NodeParams::Host>(hGraphExec, hNode, nodeParams);
 }
-
-// Reads the event of an event node (cuGraphEvent{Record,Wait}NodeGetEvent).
-CUresult get_node_event(CUgraphNode hNode, CUevent* event_out, NodeParams::Kind kind) {
-    if (!event_out) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, kind);
-    if (n == nullptr)
-        return missing_params_error(
-            hNode, kind == NodeParams::EventRecord ? CU_GRAPH_NODE_TYPE_EVENT_RECORD : CU_GRAPH_NODE_TYPE_WAIT_EVENT);
-    *event_out = n->params.event;
-    return CUDA_SUCCESS;
-}
-
-// Replaces the event of an event node (cuGraphEvent{Record,Wait}NodeSetEvent).
-CUresult set_node_event(CUgraphNode hNode, CUevent event, NodeParams::Kind kind) {
-    Shared lk(S().mu);
-    if (find_event(event) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-    std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, kind);
-    if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
-    n->params.event = event;
-    return CUDA_SUCCESS;
-}
-
-// Replaces the event of an executable event node (cuGraphExecEvent{Record,Wait}NodeSetEvent).
-CUresult set_exec_node_event(CUgraphExec hGraphExec, CUgraphNode hNode, CUevent event, NodeParams::Kind kind) {
-    Shared lk(S().mu);
-    if (find_event(event) == nullptr) return CUDA_ERROR_INVALID_HANDLE;
-    std::lock_guard<std::mutex> g(G().mu);
-    Exec* e = find_exec(hGraphExec);
-    long i = find_exec_node(e, hNode, kind);
-    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
-    NodeParams params = e->nodes[size_t(i)].params;
-    params.event = event;
-    set_exec_node(*e, size_t(i), std::move(params));
-    return CUDA_SUCCESS;
-}
-
-}  // namespace
 
 SIM_EXPORT CUresult CUDAAPI cuGraphAddEventRecordNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                      const CUgraphNode* dependencies, size_t numDependencies,
                                                      CUevent event) {
     SIM_ENTER(cuGraphAddEventRecordNode);
-    return add_event_node(phGraphNode, hGraph, dependencies, numDependencies, event, true);
+    return add_params_node<NodeParams::EventRecord>(phGraphNode, hGraph, dependencies, numDependencies, &event);
+}
+SIM_EXPORT CUresult CUDAAPI cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event_out) {
+    SIM_ENTER(cuGraphEventRecordNodeGetEvent);
+    return get_params<NodeParams::EventRecord>(hNode, event_out);
+}
+SIM_EXPORT CUresult CUDAAPI cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) {
+    SIM_ENTER(cuGraphEventRecordNodeSetEvent);
+    return set_params<NodeParams::EventRecord>(hNode, &event);
+}
+SIM_EXPORT CUresult CUDAAPI cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                              CUevent event) {
+    SIM_ENTER(cuGraphExecEventRecordNodeSetEvent);
+    return exec_set_params<NodeParams::EventRecord>(hGraphExec, hNode, &event);
 }
 
 SIM_EXPORT CUresult CUDAAPI cuGraphAddEventWaitNode(CUgraphNode* phGraphNode, CUgraph hGraph,
                                                    const CUgraphNode* dependencies, size_t numDependencies,
                                                    CUevent event) {
     SIM_ENTER(cuGraphAddEventWaitNode);
-    return add_event_node(phGraphNode, hGraph, dependencies, numDependencies, event, false);
+    return add_params_node<NodeParams::EventWait>(phGraphNode, hGraph, dependencies, numDependencies, &event);
 }
-
-SIM_EXPORT CUresult CUDAAPI cuGraphEventRecordNodeGetEvent(CUgraphNode hNode, CUevent* event_out) {
-    SIM_ENTER(cuGraphEventRecordNodeGetEvent);
-    return get_node_event(hNode, event_out, NodeParams::EventRecord);
-}
-
-SIM_EXPORT CUresult CUDAAPI cuGraphEventRecordNodeSetEvent(CUgraphNode hNode, CUevent event) {
-    SIM_ENTER(cuGraphEventRecordNodeSetEvent);
-    return set_node_event(hNode, event, NodeParams::EventRecord);
-}
-
 SIM_EXPORT CUresult CUDAAPI cuGraphEventWaitNodeGetEvent(CUgraphNode hNode, CUevent* event_out) {
     SIM_ENTER(cuGraphEventWaitNodeGetEvent);
-    return get_node_event(hNode, event_out, NodeParams::EventWait);
+    return get_params<NodeParams::EventWait>(hNode, event_out);
 }
-
 SIM_EXPORT CUresult CUDAAPI cuGraphEventWaitNodeSetEvent(CUgraphNode hNode, CUevent event) {
     SIM_ENTER(cuGraphEventWaitNodeSetEvent);
-    return set_node_event(hNode, event, NodeParams::EventWait);
+    return set_params<NodeParams::EventWait>(hNode, &event);
+}
+SIM_EXPORT CUresult CUDAAPI cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
+                                                            CUevent event) {
+    SIM_ENTER(cuGraphExecEventWaitNodeSetEvent);
+    return exec_set_params<NodeParams::EventWait>(hGraphExec, hNode, &event);
+}
+
+SIM_EXPORT CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
+    SIM_ENTER(cuGraphMemAllocNodeGetParams);
+    return get_params<NodeParams::MemAlloc>(hNode, params_out);
+}
+SIM_EXPORT CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) {
+    SIM_ENTER(cuGraphMemFreeNodeGetParams);
+    return get_params<NodeParams::MemFree>(hNode, dptr_out);
 }
 
 SIM_EXPORT CUresult CUDAAPI cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUgraph* phGraph) {
@@ -1305,71 +1335,6 @@ SIM_EXPORT CUresult CUDAAPI cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUg
     Node* n = find_param_node(hNode, NodeParams::Child);
     if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
     *phGraph = graph_handle(n->params.child);
-    return CUDA_SUCCESS;
-}
-
-// --- executable-graph node parameters, enabling, update ----------------------------------------
-SIM_EXPORT CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
-                                                          const CUDA_KERNEL_NODE_PARAMS* nodeParams) {
-    SIM_ENTER(cuGraphExecKernelNodeSetParams);
-    NodeParams params;
-    CUresult rc = read_kernel_params(nodeParams, &params);
-    if (rc != CUDA_SUCCESS) return rc;
-    std::lock_guard<std::mutex> g(G().mu);
-    Exec* e = find_exec(hGraphExec);
-    long i = find_exec_node(e, hNode, NodeParams::Kernel);
-    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
-    set_exec_node(*e, size_t(i), std::move(params));
-    return CUDA_SUCCESS;
-}
-
-SIM_EXPORT CUresult CUDAAPI cuGraphExecMemsetNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
-                                                          const CUDA_MEMSET_NODE_PARAMS* memsetParams, CUcontext ctx) {
-    SIM_ENTER(cuGraphExecMemsetNodeSetParams);
-    (void)ctx;
-    Shared lk(S().mu);
-    CUresult rc = check_memset_params(memsetParams);
-    if (rc != CUDA_SUCCESS) return rc;
-    std::lock_guard<std::mutex> g(G().mu);
-    Exec* e = find_exec(hGraphExec);
-    long i = find_exec_node(e, hNode, NodeParams::Memset);
-    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
-    NodeParams params = e->nodes[size_t(i)].params;
-    params.memset = *memsetParams;
-    if (!update_allowed(e->nodes[size_t(i)].params, params)) return CUDA_ERROR_INVALID_VALUE;
-    set_exec_node(*e, size_t(i), std::move(params));
-    return CUDA_SUCCESS;
-}
-
-SIM_EXPORT CUresult CUDAAPI cuGraphExecMemcpyNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
-                                                          const CUDA_MEMCPY3D* copyParams, CUcontext ctx) {
-    SIM_ENTER(cuGraphExecMemcpyNodeSetParams);
-    (void)ctx;
-    Shared lk(S().mu);
-    CUresult rc = check_memcpy_params(copyParams);
-    if (rc != CUDA_SUCCESS) return rc;
-    std::lock_guard<std::mutex> g(G().mu);
-    Exec* e = find_exec(hGraphExec);
-    long i = find_exec_node(e, hNode, NodeParams::Memcpy);
-    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
-    NodeParams params = e->nodes[size_t(i)].params;
-    params.memcpy = *copyParams;
-    if (!update_allowed(e->nodes[size_t(i)].params, params)) return CUDA_ERROR_INVALID_VALUE;
-    set_exec_node(*e, size_t(i), std::move(params));
-    return CUDA_SUCCESS;
-}
-
-SIM_EXPORT CUresult CUDAAPI cuGraphExecHostNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
-                                                        const CUDA_HOST_NODE_PARAMS* nodeParams) {
-    SIM_ENTER(cuGraphExecHostNodeSetParams);
-    if (!nodeParams || !nodeParams->fn) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> g(G().mu);
-    Exec* e = find_exec(hGraphExec);
-    long i = find_exec_node(e, hNode, NodeParams::Host);
-    if (i < 0) return CUDA_ERROR_INVALID_VALUE;
-    NodeParams params = e->nodes[size_t(i)].params;
-    params.host = *nodeParams;
-    set_exec_node(*e, size_t(i), std::move(params));
     return CUDA_SUCCESS;
 }
 
@@ -1393,28 +1358,14 @@ SIM_EXPORT CUresult CUDAAPI cuGraphExecChildGraphNodeSetParams(CUgraphExec hGrap
     return CUDA_SUCCESS;
 }
 
-SIM_EXPORT CUresult CUDAAPI cuGraphExecEventRecordNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
-                                                              CUevent event) {
-    SIM_ENTER(cuGraphExecEventRecordNodeSetEvent);
-    return set_exec_node_event(hGraphExec, hNode, event, NodeParams::EventRecord);
-}
-
-SIM_EXPORT CUresult CUDAAPI cuGraphExecEventWaitNodeSetEvent(CUgraphExec hGraphExec, CUgraphNode hNode,
-                                                            CUevent event) {
-    SIM_ENTER(cuGraphExecEventWaitNodeSetEvent);
-    return set_exec_node_event(hGraphExec, hNode, event, NodeParams::EventWait);
-}
-
 namespace {
 
-// The node of `e` that graph node `h` was instantiated from, when its type can be
-// enabled and disabled (kernel, memset, memcpy); -1 otherwise (G().mu held).
+// The node of `e` that graph node `h` was instantiated from, when its kind can be
+// enabled and disabled (kind_row's `switchable`); -1 otherwise (G().mu held).
 long find_switchable_exec_node(Exec* e, CUgraphNode h) {
     if (e == nullptr) return -1;
     long i = exec_node_index(*e, h);
-    if (i < 0) return -1;
-    int t = e->nodes[size_t(i)].type;
-    return t == CU_GRAPH_NODE_TYPE_KERNEL || t == CU_GRAPH_NODE_TYPE_MEMSET || t == CU_GRAPH_NODE_TYPE_MEMCPY ? i : -1;
+    return i >= 0 && type_row(e->nodes[size_t(i)].type).switchable ? i : -1;
 }
 
 }  // namespace
@@ -1477,7 +1428,6 @@ SIM_EXPORT CUresult CUDAAPI cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hG
         const Node& src = graph->nodes[i];
         for (uint64_t* owned : owned_graphs(n)) erase_graph(*owned);
         n.op = src.op;
-        n.label = src.label;
         n.params = src.params;
         for (uint64_t* owned : owned_graphs(n)) *owned = clone_graph(*owned, n.id);  // the executable's own copies
         e->ops[i] = make_node_op(n);
@@ -1525,22 +1475,11 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddMemAllocNode(CUgraphNode* phGraphNode, CUg
     params.kind = NodeParams::MemAlloc;
     params.alloc = *nodeParams;
     params.access.assign(nodeParams->accessDescs, nodeParams->accessDescs + nodeParams->accessDescCount);
-    *phGraphNode = add_node(graph_id, *graph, nullptr, "MEM_ALLOC", CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+    *phGraphNode = add_node(graph_id, *graph, nullptr, CU_GRAPH_NODE_TYPE_MEM_ALLOC,
                             std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), std::move(params));
     return CUDA_SUCCESS;
 }
 
-SIM_EXPORT CUresult CUDAAPI cuGraphMemAllocNodeGetParams(CUgraphNode hNode, CUDA_MEM_ALLOC_NODE_PARAMS* params_out) {
-    SIM_ENTER(cuGraphMemAllocNodeGetParams);
-    if (!params_out) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, NodeParams::MemAlloc);
-    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_MEM_ALLOC);
-    *params_out = n->params.alloc;
-    params_out->accessDescs = n->params.access.empty() ? nullptr : n->params.access.data();
-    params_out->accessDescCount = n->params.access.size();
-    return CUDA_SUCCESS;
-}
 
 // A free node frees an allocation of an allocation node of the same graph, once.
 SIM_EXPORT CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgraph hGraph,
@@ -1561,20 +1500,11 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddMemFreeNode(CUgraphNode* phGraphNode, CUgr
     NodeParams params;
     params.kind = NodeParams::MemFree;
     params.alloc.dptr = dptr;
-    *phGraphNode = add_node(graph_id, *graph, nullptr, "MEM_FREE", CU_GRAPH_NODE_TYPE_MEM_FREE,
+    *phGraphNode = add_node(graph_id, *graph, nullptr, CU_GRAPH_NODE_TYPE_MEM_FREE,
                             std::vector<CUgraphNode>(dependencies, dependencies + numDependencies), std::move(params));
     return CUDA_SUCCESS;
 }
 
-SIM_EXPORT CUresult CUDAAPI cuGraphMemFreeNodeGetParams(CUgraphNode hNode, CUdeviceptr* dptr_out) {
-    SIM_ENTER(cuGraphMemFreeNodeGetParams);
-    if (!dptr_out) return CUDA_ERROR_INVALID_VALUE;
-    std::lock_guard<std::mutex> g(G().mu);
-    Node* n = find_param_node(hNode, NodeParams::MemFree);
-    if (n == nullptr) return missing_params_error(hNode, CU_GRAPH_NODE_TYPE_MEM_FREE);
-    *dptr_out = n->params.alloc.dptr;
-    return CUDA_SUCCESS;
-}
 
 // --- graph structure: node removal, edges, condition handles, conditional nodes ----------------
 namespace cuda_sim {
@@ -1656,17 +1586,9 @@ CUresult list_nodes(const std::vector<CUgraphNode>& found, CUgraphNode* out, CUg
 // *bad is the first offending node (G().mu held).
 bool body_nodes_allowed(std::vector<Node>& nodes, CUgraphNode* bad) {
     for (Node& n : nodes) {
-        switch (n.type) {
-            case CU_GRAPH_NODE_TYPE_KERNEL:
-            case CU_GRAPH_NODE_TYPE_EMPTY:
-            case CU_GRAPH_NODE_TYPE_GRAPH:
-            case CU_GRAPH_NODE_TYPE_MEMSET:
-            case CU_GRAPH_NODE_TYPE_MEMCPY:
-            case CU_GRAPH_NODE_TYPE_CONDITIONAL:
-                break;
-            default:
-                *bad = node_handle(n.id);
-                return false;
+        if (!type_row(n.type).in_body) {
+            *bad = node_handle(n.id);
+            return false;
         }
         for (uint64_t* owned : owned_graphs(n)) {
             auto it = G().graphs.find(*owned);
@@ -1837,7 +1759,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGr
     NodeParams params;
     if (type == CU_GRAPH_NODE_TYPE_EMPTY) {
         params.kind = NodeParams::Empty;
-        *phGraphNode = add_node(graph_id, *graph, nullptr, "EMPTY", type, std::move(deps), std::move(params));
+        *phGraphNode = add_node(graph_id, *graph, nullptr, type, std::move(deps), std::move(params));
         return CUDA_SUCCESS;
     }
     CUDA_CONDITIONAL_NODE_PARAMS& cp = nodeParams->conditional;
@@ -1855,7 +1777,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphAddNode(CUgraphNode* phGraphNode, CUgraph hGr
     params.cond_type = ctype;
     params.body_handles = std::make_shared<std::vector<CUgraph>>();
     int dev = graph->dev;
-    *phGraphNode = add_node(graph_id, *graph, nullptr, "CONDITIONAL", type, std::move(deps), std::move(params));
+    *phGraphNode = add_node(graph_id, *graph, nullptr, type, std::move(deps), std::move(params));
     uint64_t node_id = handle_id(*phGraphNode, TAG_NODE);
     std::vector<uint64_t> bodies;
     std::vector<CUgraph> handles;
