@@ -5,8 +5,10 @@
 
 #include "../driver.hpp"  // CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS
 
-// The simulator models every optional entry point of the core's table, so its list
-// is that table's: an optional entry added to cpp/driver.hpp must be implemented
-// here too (the simulator does not link without it). Drivers that lack optional
-// entries are modelled by the core's tests with a library lacking them, not here.
+// The simulator exports every optional entry point of the core's table, so its
+// list is that table's. An entry point needs no model here: unmodelled.cpp
+// generates, from this list and CUDA_CORE_DRIVER_FUNCTIONS, a weak default of each
+// that answers CUDA_ERROR_NOT_SUPPORTED; a model in an api_*.cpp file replaces it.
+// Drivers that lack optional entries are modelled by the core's tests with a
+// library lacking them, not here.
 #define CUDA_SIM_OPTIONAL_FUNCTIONS(X) CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(X)

@@ -3,7 +3,9 @@
 // validation helpers. Everything lives in namespace cuda_sim and has hidden
 // visibility; only the cu* entry points are exported (exports.map).
 //
-// Files: one per family of entry points or shared part; README.md lists each.
+// Files: one per family of entry points or shared part; README.md ("Sources")
+// lists each, with what it models. Entry points without a model answer
+// CUDA_ERROR_NOT_SUPPORTED from unmodelled.cpp's generated defaults.
 //
 // Ground rules:
 //  * Every handle and pointer is validated against a registry before use;
@@ -69,8 +71,9 @@ namespace cuda_sim {
 
 #include "sim_exports.hpp"  // CUDA_SIM_OPTIONAL_FUNCTIONS
 
-// Every entry point the simulator exports: the core's table, the modelled
-// optional ones, then the extras.
+// Every entry point the simulator exports: the core's table, the optional ones,
+// then the extras. Each has a generated weak default (unmodelled.cpp: counted,
+// then CUDA_ERROR_NOT_SUPPORTED) that a model in an api_*.cpp file replaces.
 #define CUDA_SIM_FUNCTIONS(X) CUDA_CORE_DRIVER_FUNCTIONS(X) CUDA_SIM_OPTIONAL_FUNCTIONS(X) CUDA_SIM_EXTRA_FUNCTIONS(X)
 
 enum Fn : int {
@@ -479,7 +482,8 @@ CUresult pool_alloc_locked(Pool* p, size_t bytesize, int dev, CUdeviceptr* dptr)
 CUresult pool_free_locked(CUdeviceptr dptr, CUstream hStream);
 
 // ---------------------------------------------------------------------------
-// Stream capture and graphs (api_graphs.cpp). The graph state has its own
+// Stream capture and graphs (api_capture.cpp; the graph model: graph_model.hpp,
+// graph_model.cpp, api_graphs.cpp, api_graph_nodes.cpp). The graph state has its own
 // mutex, always taken after S().mu (never the other way round). A captured
 // operation is a closure replayed, on the launch stream, through the same
 // exported entry point when the graph is launched.
