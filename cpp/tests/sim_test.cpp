@@ -1375,6 +1375,26 @@ TEST(SimExportTable, EveryTableIsNotFound) {
     EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, get_table(&table, nullptr));
 }
 
+// An entry point of the core's table with no model (no test needs its behaviour:
+// cuGraphEventRecordNodeGetEvent, cuGraphEventWaitNodeGetEvent,
+// cuGraphExecEventWaitNodeSetEvent) answers from unmodelled.cpp's generated default:
+// the call is counted and refused with CUDA_ERROR_NOT_SUPPORTED, whatever its
+// arguments, and before cuInit it is CUDA_ERROR_NOT_INITIALIZED like any other.
+TEST_F(Sim, UnmodelledEntryPointsAnswerNotSupported) {
+    CUgraph graph = nullptr;
+    OK(D.cuGraphCreate(&graph, 0));
+    CUgraphNode node = nullptr;
+    OK(D.cuGraphAddEmptyNode(&node, graph, nullptr, 0));
+    CUevent event = nullptr;
+    D.cuSimResetCallCounts();
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuGraphEventRecordNodeGetEvent(node, &event));
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuGraphEventWaitNodeGetEvent(nullptr, nullptr));
+    EXPECT_EQ(CUDA_ERROR_NOT_SUPPORTED, D.cuGraphExecEventWaitNodeSetEvent(nullptr, node, event));
+    EXPECT_EQ(1u, D.cuSimCallCount("cuGraphEventRecordNodeGetEvent"));
+    EXPECT_EQ(1u, D.cuSimCallCount("cuGraphExecEventWaitNodeSetEvent"));
+    OK(D.cuGraphDestroy(graph));
+}
+
 // cuStreamIsCapturing (api_streams.cpp), resolved the way cuda-bindings does
 // (cuGetProcAddress): the simulator has no capture, so a known stream, the
 // legacy and the per-thread default stream report CU_STREAM_CAPTURE_STATUS_NONE;
