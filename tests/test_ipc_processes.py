@@ -142,3 +142,37 @@ def test_imported_buffer_is_sent_on_to_a_third_process(device, kind):
     assert host_bytes(buf, s)[:8] == bytes([0x7E]) * 8
     buf.close()
     mr.close()
+
+
+def _child_reexport_after_close(buf, value):
+    """In the second process: close the imported Buffer first, then send it on, as upstream's TestIpcReexport
+    does through a queue (put() pickles later, in the queue's feeder thread, often after the close)."""
+    from helpers.api_helpers import run_child
+
+    buf.close()
+    return run_child(_grandchild_fill, buf, value)
+
+
+@pytest.mark.parametrize("kind", ["device", "pinned"])
+def test_a_closed_imported_buffer_still_pickles_as_its_descriptor(device, kind):
+    """The descriptor names the exporter's allocation, which the importer's close does not end: a closed imported
+    Buffer pickles as that descriptor, and the third process maps A's memory."""
+    from helpers.api_helpers import run_child
+    mr = _ipc_resource(device, kind)
+    s = device.create_stream()
+    buf = mr.allocate(4096, stream=s)
+    buf.fill(0x3C, stream=s)
+    s.sync()
+    assert run_child(_child_reexport_after_close, buf, 0x6B) is True
+    assert host_bytes(buf, s)[:8] == bytes([0x6B]) * 8
+    buf.close()
+    mr.close()
+
+
+def test_a_closed_buffer_never_exported_refuses_to_pickle(device):
+    mr = _ipc_resource(device, "device")
+    buf = mr.allocate(4096, stream=device.create_stream())
+    buf.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        pickle.dumps(buf)
+    mr.close()

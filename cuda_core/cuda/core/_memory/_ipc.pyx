@@ -465,6 +465,11 @@ cdef tuple Buffer_reduce_args(Buffer b):
     mr = b._mr
     if not isinstance(mr, _MemPool):
         raise TypeError("only buffers of an IPC-enabled DeviceMemoryResource or PinnedMemoryResource can be pickled")
+    # A closed buffer whose descriptor is known (imported, or exported before the close) still pickles as it: the
+    # descriptor names the exporter's allocation, which closing this process's mapping does not end. A queue's
+    # feeder thread pickles after put() returns, often after the sender's close (upstream's TestIpcReexport).
+    if b._closed and b._ipc_desc is not None:
+        return (mr, b._ipc_desc)
     return (mr, b.ipc_descriptor)
 
 
