@@ -8,7 +8,11 @@ interpreter imports this package rather than NVIDIA's cuda-core).
 repetition?" for our IPC tests and for upstream's under either package: a line per 10 rounds, then one verdict
 line `repeat: ... growth per round after round 10: fds X, rss Y MiB`.
 """
+import gc
 import os
+import re
+import threading
+from collections import Counter
 
 import pytest
 
@@ -46,10 +50,27 @@ def _ipc_cache_entries():
     return _ipc_cache_size()
 
 
+def _fd_kind(target: str) -> str:
+    """What an fd points at, without its instance number: pipe, socket, anon_inode:[eventfd], /dev/nvidia-uvm,
+    /dev/shm/..., a file's folder."""
+    kind = re.sub(r":\[\d+\]$", "", target)
+    if kind.startswith("/") and not kind.startswith(("/dev/", "/memfd:")):
+        kind = os.path.dirname(kind) + "/*"
+    return kind
+
+
 def _snapshot() -> dict:
     targets = list(open_fd_targets().values())
     driver = sum(t.startswith(DRIVER_DEVICE_FILES) for t in targets)
-    return {"fds": len(targets) - driver, "driver_fds": driver, "rss_mib": _rss_mib(), "ipc_cache": _ipc_cache_entries()}
+    return {"fds": len(targets) - driver, "driver_fds": driver, "rss_mib": _rss_mib(), "ipc_cache": _ipc_cache_entries(),
+            "fd_kinds": Counter(_fd_kind(t) for t in targets), "threads": threading.active_count(),
+            "objects": len(gc.get_objects())}
+
+
+def _kinds_delta(before: Counter, after: Counter) -> str:
+    """The fd kinds whose count changed, e.g. 'pipe +40, /dev/nvidia-uvm +2' ('none' when none did)."""
+    changed = {k: after[k] - before[k] for k in set(before) | set(after) if after[k] != before[k]}
+    return ", ".join(f"{k} {v:+d}" for k, v in sorted(changed.items(), key=lambda kv: -abs(kv[1]))) or "none"
 
 
 class _Tracker:
@@ -64,8 +85,10 @@ class _Tracker:
             if round_no == 1 or round_no % self.every == 0:
                 snap = _snapshot()
                 self.rows.append((round_no, snap))
+                since = _kinds_delta(self.rows[0][1]["fd_kinds"], snap["fd_kinds"]) if len(self.rows) > 1 else "-"
                 print(f"\nrepeat: round {round_no}: fds {snap['fds']} (+{snap['driver_fds']} driver), rss {snap['rss_mib']:.1f} MiB, "
-                      f"ipc cache {snap['ipc_cache']}", flush=True)
+                      f"ipc cache {snap['ipc_cache']}, threads {snap['threads']}, python objects {snap['objects']}; "
+                      f"fd kinds since round 1: {since}", flush=True)
 
     def pytest_terminal_summary(self, terminalreporter):
         warm = [r for r in self.rows if r[0] > 1]   # the first round warms caches up: growth counts after it
