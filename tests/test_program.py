@@ -1,6 +1,8 @@
 """Program / ProgramOptions over NVRTC. NVRTC runs on the CPU, so these compile
 for real on any machine; they fail (not skip) when NVRTC cannot be loaded:
 the nox sessions install the PyPI wheel when no CUDA toolkit provides it."""
+import importlib.abc
+import importlib.util
 import io
 import pickle
 
@@ -203,16 +205,131 @@ def test_get_nvvm_module_is_cuda_bindings_nvvm_or_says_why():
     try:
         nvvm = _get_nvvm_module()
     except RuntimeError as exc:
-        assert "NVVM is not available" in str(exc)
+        assert "NVVM" in str(exc)
     else:
         import cuda.bindings.nvvm
 
         assert nvvm is cuda.bindings.nvvm and nvvm.ir_version()[0] >= 1
-    child = ("import sys; sys.modules['cuda.bindings'] = None\n"
+    # no cuda-bindings distribution: binding_version() finds none
+    child = ("import importlib.metadata as m\n"
+             "def version(name):\n    raise m.PackageNotFoundError(name)\n"
+             "m.version = version\n"
              "from cuda.core._program import _get_nvvm_module\n"
-             "try:\n    _get_nvvm_module()\nexcept RuntimeError as e:\n    print(e)\n")
+             "for _ in range(2):\n"
+             "    try:\n        _get_nvvm_module()\n    except RuntimeError as e:\n        print(e)\n")
     out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
-    assert "needs cuda-bindings" in out.stdout, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == 2 and "needs cuda-bindings" in lines[0], out.stdout + out.stderr
+    assert lines[1] == "NVVM module is not available (previous import attempt failed)"
+
+
+@pytest.fixture
+def fresh_nvvm_import(monkeypatch):
+    """_program's NVVM import state reset (as before a first _get_nvvm_module call); restored after."""
+    from cuda.core import _program
+
+    monkeypatch.setattr(_program, "_nvvm_module", None)
+    monkeypatch.setattr(_program, "_nvvm_import_attempted", False)
+    return _program
+
+
+@pytest.mark.no_driver_ok
+def test_get_nvvm_module_goes_through_the_module_globals(fresh_nvvm_import, monkeypatch):
+    """_get_nvvm_module reads cuda-bindings' version and imports cuda.bindings.nvvm through
+    the module's globals `binding_version` and `_optional_cuda_import` (upstream's, which
+    its tests replace), with upstream's messages, and remembers a failure."""
+    _program = fresh_nvvm_import
+    calls = []
+
+    def absent(modname, probe_function=None):
+        calls.append((modname, probe_function))
+        return None
+
+    monkeypatch.setattr(_program, "binding_version", lambda: (13, 0, 0))
+    monkeypatch.setattr(_program, "_optional_cuda_import", absent)
+    with pytest.raises(RuntimeError, match=r"^NVVM support is unavailable: cuda\.bindings\.nvvm is missing or "
+                                           r"libnvvm cannot be loaded\.$"):
+        _program._get_nvvm_module()
+    assert [c[0] for c in calls] == ["cuda.bindings.nvvm"] and callable(calls[0][1])
+    with pytest.raises(RuntimeError, match=r"previous import attempt failed"):
+        _program._get_nvvm_module()
+    assert len(calls) == 1                       # decided once
+
+    monkeypatch.setattr(_program, "_nvvm_import_attempted", False)
+    monkeypatch.setattr(_program, "binding_version", lambda: (12, 8, 0))
+    with pytest.raises(RuntimeError, match=r"require cuda-bindings >= 12\.9\.0, but found 12\.8\.0"):
+        _program._get_nvvm_module()
+    assert len(calls) == 1                       # too old: not imported at all
+
+
+@pytest.mark.no_driver_ok
+def test_get_nvvm_module_lets_a_missing_dependency_through(fresh_nvvm_import, monkeypatch):
+    """A ModuleNotFoundError of another module than cuda.bindings.nvvm is a real bug, not
+    "NVVM unavailable": it propagates (upstream's rule)."""
+    _program = fresh_nvvm_import
+
+    def broken(modname, probe_function=None):
+        err = ModuleNotFoundError("No module named 'some_dependency'")
+        err.name = "some_dependency"
+        raise err
+
+    monkeypatch.setattr(_program, "binding_version", lambda: (13, 0, 0))
+    monkeypatch.setattr(_program, "_optional_cuda_import", broken)
+    with pytest.raises(ModuleNotFoundError) as info:
+        _program._get_nvvm_module()
+    assert info.value.name == "some_dependency"
+
+
+@pytest.mark.no_driver_ok
+def test_optional_cuda_import_rules():
+    """The import helper: None for an absent module, the module when present, a nested
+    ModuleNotFoundError propagates, a probe's library-not-found error means absent."""
+    import sys
+    import types
+
+    from cuda.core._utils.optional_import import LibraryNotFoundError, _optional_cuda_import
+
+    assert _optional_cuda_import("cuda_core_no_such_module") is None
+    assert _optional_cuda_import("json") is sys.modules["json"]
+
+    def missing_library(module):
+        raise LibraryNotFoundError("libfoo.so not found")
+
+    assert _optional_cuda_import("json", probe_function=missing_library) is None
+
+    def other_failure(module):
+        raise ValueError("a bug")
+
+    with pytest.raises(ValueError, match="a bug"):
+        _optional_cuda_import("json", probe_function=other_failure)
+    parent = types.ModuleType("cuda_core_test_parent")
+    parent.__path__ = []
+    sys.modules["cuda_core_test_parent"] = parent
+    try:
+        code = "import cuda_core_test_missing_dependency\n"   # the child module's own import fails
+        class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+            def find_spec(self, name, path, target=None):
+                if name == "cuda_core_test_parent.child":
+                    return importlib.util.spec_from_loader(name, self)
+                return None
+
+            def create_module(self, spec):
+                return None
+
+            def exec_module(self, module):
+                exec(code, module.__dict__)
+
+        finder = Finder()
+        sys.meta_path.insert(0, finder)
+        try:
+            with pytest.raises(ModuleNotFoundError) as info:
+                _optional_cuda_import("cuda_core_test_parent.child")
+            assert info.value.name == "cuda_core_test_missing_dependency"
+        finally:
+            sys.meta_path.remove(finder)
+    finally:
+        sys.modules.pop("cuda_core_test_parent", None)
+        sys.modules.pop("cuda_core_test_parent.child", None)
 
 
 _NVVM_IR = """target triple = "nvptx64-unknown-cuda"

@@ -28,10 +28,11 @@ from cuda.core._resource_handles cimport (
 
 from cuda.core._module import ObjectCode
 from cuda.core._resource_handles import _nvrtc_info
-from cuda.core._utils.version import driver_version
+from cuda.core._utils.optional_import import _optional_cuda_import
+from cuda.core._utils.version import binding_version, driver_version
 from cuda.core._utils.cuda_utils import CUDAError
 from cuda.core._utils.library_search import toolkit_library_candidates
-from cuda.core.typing import CompilerBackendType
+from cuda.core.typing import CompilerBackendType, PCHStatusType
 
 __all__ = ["Program", "ProgramOptions"]
 
@@ -39,19 +40,48 @@ _SONAMES = ("libnvrtc.so.13", "libnvrtc.so.12")
 _TARGETS = {"ptx": 0, "cubin": 1, "ltoir": 2}
 
 
+# Module state of NVVM's lazy import, as upstream names it (its tests reset and replace these).
+_nvvm_module = None
+_nvvm_import_attempted = False
+
+
 def _get_nvvm_module():
-    """Upstream's private NVVM accessor: cuda-bindings' ``cuda.bindings.nvvm`` once
-    libNVVM is usable (upstream's tests drive libNVVM through it). NVVM programs
-    are offered where upstream offers them, with cuda-bindings (which has
-    ``cuda.bindings.nvvm``) installed; this package loads libNVVM itself (see
-    :class:`Program`). RuntimeError when either is missing."""
+    """cuda-bindings' ``cuda.bindings.nvvm`` once libNVVM is usable (upstream's private
+    accessor; upstream's tests drive libNVVM through it). NVVM programs need it, as
+    upstream's do; this package then loads libNVVM itself (see :func:`_nvvm_candidates`).
+
+    The first call decides: RuntimeError when cuda-bindings is missing or older than
+    12.9, when ``cuda.bindings.nvvm`` or libNVVM is absent, and on every later call
+    once a first one failed. A ModuleNotFoundError of another module than
+    ``cuda.bindings.nvvm`` (a dependency of it) propagates."""
+    global _nvvm_module, _nvvm_import_attempted
+    if _nvvm_import_attempted:
+        if _nvvm_module is None:
+            raise RuntimeError("NVVM module is not available (previous import attempt failed)")
+        return _nvvm_module
+    _nvvm_import_attempted = True
     try:
-        from cuda.bindings import nvvm
-    except ImportError:
-        raise RuntimeError("NVVM is not available: it needs cuda-bindings >= 12.9 (cuda.bindings.nvvm), "
-                           "which is not installed") from None
-    nvvm_require(_nvvm_candidates())
-    return nvvm
+        try:
+            version = binding_version()
+        except ImportError:   # importlib.metadata's PackageNotFoundError: no cuda-bindings (nor cuda-python)
+            raise RuntimeError("NVVM is not available: it needs cuda-bindings >= 12.9.0 (cuda.bindings.nvvm), "
+                               "which is not installed") from None
+        if version < (12, 9, 0):
+            raise RuntimeError(f"NVVM bindings require cuda-bindings >= 12.9.0, but found "
+                               f"{'.'.join(map(str, version))}. Please update cuda-bindings to use NVVM features.")
+        nvvm = _optional_cuda_import(
+            "cuda.bindings.nvvm",
+            probe_function=lambda module: module.version(),   # the probe loads libNVVM (cuda-bindings' copy)
+        )
+        if nvvm is None:
+            raise RuntimeError("NVVM support is unavailable: cuda.bindings.nvvm is missing or libnvvm cannot be "
+                               "loaded.")
+        nvvm_require(_nvvm_candidates())   # the libNVVM this package compiles with
+        _nvvm_module = nvvm
+        return _nvvm_module
+    except RuntimeError:
+        _nvvm_module = None
+        raise
 
 
 # Where libNVVM is looked for: the toolkit keeps it in nvvm/lib64, the wheels under nvidia/.
