@@ -128,6 +128,116 @@ def test_ptx_program_passes_through():
     assert oc.code.decode() == ptx and oc.code_type == "ptx"
 
 
+def _pch_code(tmp_path):
+    """A program whose header NVRTC can precompile."""
+    (tmp_path / "pch_header.h").write_text(
+        "#pragma once\n"
+        "template <typename T> struct Box { T v; __device__ T get() const { return v; } };\n"
+        "__device__ inline int twice(int x) { return 2 * x; }\n")
+    return ('#include "pch_header.h"\n'
+            'extern "C" __global__ void k(int* p) { Box<int> b{*p}; *p = twice(b.get()); }\n')
+
+
+def test_pch_status_reports_nvrtcs_outcome(tmp_path):
+    """pch_status: None before a compile and without a PCH request; the PCHStatusType of
+    nvrtcGetPCHCreateStatus after a compile that asked for one (create_pch writes it)."""
+    from cuda.core import Program, ProgramOptions
+    from cuda.core.typing import PCHStatusType
+
+    pch = tmp_path / "made.pch"
+    prog = Program(_pch_code(tmp_path), "c++", ProgramOptions(arch="sm_90", include_path=str(tmp_path),
+                                                              create_pch=str(pch)))
+    assert prog.pch_status is None
+    prog.compile("ptx")
+    assert isinstance(prog.pch_status, PCHStatusType)
+    assert prog.pch_status == "created" and pch.is_file() and pch.stat().st_size > 0
+    plain = Program(_pch_code(tmp_path), "c++", ProgramOptions(arch="sm_90", include_path=str(tmp_path)))
+    plain.compile("ptx")
+    assert plain.pch_status is None
+
+
+@pytest.mark.parametrize("result, status", [(0, "created"), (13, "not_attempted"), (14, "failed"), (15, "failed")])
+def test_pch_status_of_nvrtc_results(result, status):
+    """nvrtcGetPCHCreateStatus's result as pch_status (upstream's mapping): NVRTC_SUCCESS,
+    NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED, heap exhausted (after the retry), NVRTC_ERROR_PCH_CREATE."""
+    from cuda.core._program import _pch_status_of
+    from cuda.core.typing import PCHStatusType
+
+    assert _pch_status_of(result) is PCHStatusType(status)
+
+
+def _nvrtc_cdll():
+    """The libnvrtc this package loaded (the same library: dlopen gives the loaded copy)."""
+    import ctypes
+
+    from cuda.core._resource_handles import _nvrtc_info
+
+    return ctypes.CDLL(_nvrtc_info()[0])
+
+
+def test_pch_heap_too_small_is_resized_and_compiled_again(tmp_path):
+    """As upstream's: when NVRTC's PCH heap is too small (NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED),
+    compile() sets it to the size needed and compiles a fresh program: the header is created
+    and handle is the new program's."""
+    import ctypes
+
+    from cuda.core import Program, ProgramOptions
+
+    prog = Program(_pch_code(tmp_path), "c++", ProgramOptions(arch="sm_90", include_path=str(tmp_path),
+                                                              create_pch=str(tmp_path / "retried.pch")))
+    nvrtc = _nvrtc_cdll()
+    saved = ctypes.c_size_t()
+    assert nvrtc.nvrtcGetPCHHeapSize(ctypes.byref(saved)) == 0
+    assert nvrtc.nvrtcSetPCHHeapSize(ctypes.c_size_t(4096)) == 0
+    try:
+        before = int(prog.handle)
+        logs = io.StringIO()
+        oc = prog.compile("ptx", logs=logs)
+        assert prog.pch_status == "created"
+        assert int(prog.handle) != before        # the retry's program
+        assert ".entry k(" in oc.code.decode()
+        grown = ctypes.c_size_t()
+        assert nvrtc.nvrtcGetPCHHeapSize(ctypes.byref(grown)) == 0 and grown.value > 4096
+    finally:
+        nvrtc.nvrtcSetPCHHeapSize(saved)
+
+
+def test_pch_request_without_pch_apis_is_upstreams_runtime_error(tmp_path):
+    """A libnvrtc without the PCH entry points (older than CUDA 12.8): asking for a PCH
+    raises upstream's RuntimeError (here a stand-in library that lacks them)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from cuda.core._program import _nvrtc_version
+    from cuda.core._resource_handles import _nvrtc_info
+
+    _nvrtc_version()                  # loads NVRTC
+    real = _nvrtc_info()[0]
+    shim = tmp_path / "shim.c"
+    names = ["nvrtcGetErrorString", "nvrtcVersion", "nvrtcCreateProgram", "nvrtcDestroyProgram",
+             "nvrtcCompileProgram", "nvrtcGetProgramLogSize", "nvrtcGetProgramLog", "nvrtcGetPTXSize", "nvrtcGetPTX",
+             "nvrtcGetCUBINSize", "nvrtcGetCUBIN", "nvrtcAddNameExpression", "nvrtcGetLoweredName"]
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler to build the stand-in libnvrtc")
+    body = ["#include <dlfcn.h>", "static void* real(const char* n) {",
+            f'  static void* h; if (!h) h = dlopen("{real}", RTLD_NOW | RTLD_LOCAL); return dlsym(h, n); }}']
+    for n in names:
+        body.append(f"typedef long (*{n}_t)(long, long, long, long, long, long);")
+        body.append(f"long {n}(long a, long b, long c, long d, long e, long f) "
+                    f"{{ return (({n}_t)real(\"{n}\"))(a, b, c, d, e, f); }}")
+    shim.write_text("\n".join(body) + "\n")
+    lib = tmp_path / "libnvrtc.so.13"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(shim), "-ldl"], check=True)
+    child = ("from cuda.core import Program, ProgramOptions\n"
+             f"p = Program('extern \"C\" __global__ void k() {{}}', 'c++', ProgramOptions(arch='sm_90', "
+             f"create_pch={str(tmp_path / 'x.pch')!r}))\n"
+             "try:\n    p.compile('ptx')\nexcept RuntimeError as e:\n    print(type(e).__name__, e)\n")
+    out = run_python(["-c", child], env_extra={"CUDA_CORE_NVRTC_LIBRARY": str(lib)})
+    assert out.stdout.strip() == ("RuntimeError PCH was requested but the runtime libnvrtc does not support PCH "
+                                  "APIs. Update to CUDA toolkit 12.8 or newer."), out.stdout + out.stderr
+
+
 def test_object_code_constructors_and_pickle(tmp_path):
     from cuda.core import ObjectCode
 

@@ -5,7 +5,7 @@ from typing import Any
 from cuda.bindings import nvrtc   # the handle types (an int without cuda-bindings)
 
 from cuda.core._module import ObjectCode
-from cuda.core.typing import CompilerBackendType
+from cuda.core.typing import CompilerBackendType, PCHStatusType
 from cuda.core.utils._program_cache import ProgramCacheResource
 
 __all__ = ['Program', 'ProgramOptions']
@@ -33,7 +33,7 @@ class Program:
     def compile(self, target_type: str, name_expressions: tuple[str, ...] | list[str] = (),
                 logs: object | None = None, *, cache: ProgramCacheResource | None = None) -> ObjectCode: ...
     @property
-    def pch_status(self) -> str | None: ...
+    def pch_status(self) -> PCHStatusType | None: ...
     @property
     def backend(self) -> CompilerBackendType: ...
     @property

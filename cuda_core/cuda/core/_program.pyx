@@ -21,6 +21,7 @@ from libcpp.vector cimport vector
 from cuda.core._resource_handles cimport (
     bindings_handle,
     NvrtcProgramHandle, NvrtcTarget, create_nvrtc_program_handle, nvrtc_compile, nvrtc_get_code, nvrtc_require,
+    nvrtc_pch_create_status, nvrtc_grow_pch_heap,
     raise_nvrtc_error, take_last_nvrtc_error,
     NvvmProgramHandle, create_nvvm_program_handle, nvvm_add_module, nvvm_compile, nvvm_require, raise_nvvm_error,
     take_last_nvvm_error,
@@ -139,6 +140,50 @@ def _nvrtc_version():
     """NVRTC's (major, minor); loads NVRTC first (NVRTCError naming the files tried when it cannot)."""
     nvrtc_require(_nvrtc_candidates())
     return _nvrtc_info()[2]
+
+
+# nvrtcGetPCHCreateStatus results (nvrtc.h) and 1001, this package's "no PCH entry points".
+_NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED = 13
+_NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED = 14
+_NVRTC_NO_PCH_APIS = 1001
+
+
+def _pch_status_of(int result):
+    """Program.pch_status for nvrtcGetPCHCreateStatus's `result` (RuntimeError for a
+    libnvrtc without PCH entry points, upstream's)."""
+    if result == _NVRTC_NO_PCH_APIS:
+        raise_nvrtc_error(result, "reading the PCH status")
+    if result == 0:
+        return PCHStatusType.CREATED
+    if result == _NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED:
+        return PCHStatusType.NOT_ATTEMPTED
+    return PCHStatusType.FAILED   # heap exhausted again after the retry included, as upstream's
+
+
+cdef object _nvrtc_compile_and_extract(NvrtcProgramHandle h, vector[string]& opts, vector[string]& cexprs,
+                                       list exprs, str tt, str name, object logs):
+    """One NVRTC compile of `h` to `tt` and its output as an ObjectCode named `name`;
+    `logs` receives NVRTC's log. NVRTCError (with the log) when the compile fails.
+    The caller holds the program's lock."""
+    cdef vector[string] lowered
+    cdef string log
+    cdef string code
+    cdef int r
+    cdef int target = _TARGETS[tt]
+    with nogil:
+        r = nvrtc_compile(h, opts, cexprs, &log, &lowered)
+    text = log.decode("utf-8", "replace")
+    if logs is not None and text:
+        logs.write(text)
+    raise_nvrtc_error(r, f"compiling {name!r} to {tt}", text)
+    with nogil:
+        r = nvrtc_get_code(h, <NvrtcTarget>target, &code)
+    raise_nvrtc_error(r, f"reading the {tt} of {name!r}")
+    data = <bytes>code
+    if tt == "ptx":
+        data = data.rstrip(b"\0")
+    mapping = {e: <bytes>l for e, l in zip(exprs, lowered)}   # upstream's: the mangled names as bytes
+    return ObjectCode._init(data, tt, name=name, symbol_mapping=mapping)
 
 
 # ProgramOptions fields that reach the Linker for PTX input (the rest are NVRTC's).
@@ -554,6 +599,7 @@ cdef class Program:
     cdef object _options
     cdef str _code_type
     cdef object _ptx
+    cdef object _pch_status
     cdef object _lock
     cdef object _code
     cdef bint _closed
@@ -662,8 +708,16 @@ cdef class Program:
 
     @property
     def pch_status(self):
-        """Always ``None``: precompiled headers are not reported by this package."""
-        return None
+        """:class:`~cuda.core.typing.PCHStatusType` of the precompiled header the last
+        :meth:`compile` was asked to create (``ProgramOptions.create_pch`` or ``pch``):
+        ``"created"``, ``"not_attempted"`` (NVRTC chose not to) or ``"failed"``.
+
+        ``None`` when no PCH was requested, before the first compile, and for PTX
+        and NVVM programs. When NVRTC's PCH heap is too small, :meth:`compile`
+        sizes it to what the header needs and compiles again (a new NVRTC program,
+        so :attr:`handle` changes), as upstream's does. Requesting a PCH from a
+        libnvrtc older than CUDA 12.8 raises RuntimeError."""
+        return self._pch_status
 
     def compile(self, target_type, name_expressions=(), logs=None, *, cache=None):
         """Compile to ``"ptx"``, ``"cubin"`` or ``"ltoir"``; returns an :class:`~cuda.core.ObjectCode`.
@@ -758,11 +812,9 @@ cdef class Program:
                 linker.close()
         cdef vector[string] opts
         cdef vector[string] cexprs
-        cdef vector[string] lowered
-        cdef string log
-        cdef string code
+        cdef string src
+        cdef string cname
         cdef int r
-        cdef int target = _TARGETS[tt]
         cdef NvrtcProgramHandle h
         for a in self._options.as_bytes("nvrtc", tt):
             opts.push_back(a)
@@ -772,20 +824,29 @@ cdef class Program:
             h = self._h
             if not h:
                 raise RuntimeError("Program has been closed")
+            result = _nvrtc_compile_and_extract(h, opts, cexprs, exprs, tt, name, logs)
+            if not (self._options.create_pch or self._options.pch):
+                self._pch_status = None
+                return result
             with nogil:
-                r = nvrtc_compile(h, opts, cexprs, &log, &lowered)
-            text = log.decode("utf-8", "replace")
-            if logs is not None and text:
-                logs.write(text)
-            raise_nvrtc_error(r, f"compiling {name!r} to {tt}", text)
-            with nogil:
-                r = nvrtc_get_code(h, <NvrtcTarget>target, &code)
-            raise_nvrtc_error(r, f"reading the {tt} of {name!r}")
-        data = <bytes>code
-        if tt == "ptx":
-            data = data.rstrip(b"\0")
-        mapping = {e: <bytes>l for e, l in zip(exprs, lowered)}   # upstream's: the mangled names as bytes
-        return ObjectCode._init(data, tt, name=name, symbol_mapping=mapping)
+                r = nvrtc_pch_create_status(h)
+            if r == _NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED:
+                # upstream's retry: size the (process-wide) PCH heap, compile a fresh program
+                with nogil:
+                    r = nvrtc_grow_pch_heap(h)
+                raise_nvrtc_error(r, "sizing NVRTC's PCH heap")
+                src = self._code.encode()
+                cname = name.encode()
+                with nogil:
+                    h = create_nvrtc_program_handle(src, cname)
+                if not h:
+                    raise_nvrtc_error(take_last_nvrtc_error(), "nvrtcCreateProgram")
+                self._h = h
+                result = _nvrtc_compile_and_extract(h, opts, cexprs, exprs, tt, name, logs)
+                with nogil:
+                    r = nvrtc_pch_create_status(h)
+            self._pch_status = _pch_status_of(r)
+        return result
 
     def _compile_nvvm(self, str tt, logs):
         """libNVVM's verify + compile of this program to PTX or LTO-IR (libdevice added
