@@ -128,6 +128,26 @@ def test_ptx_program_passes_through():
     assert oc.code.decode() == ptx and oc.code_type == "ptx"
 
 
+def test_ptx_program_handle_is_its_linkers(tmp_path):
+    """As upstream's: a PTX program hands its PTX to a Linker when made; handle is that
+    linker's, close() closes it; compiling twice works (a linker links once)."""
+    from cuda.core import Linker, Program, ProgramOptions
+
+    ptx = _program().compile("ptx").code.decode()
+    prog = Program(ptx, "ptx", ProgramOptions(arch="sm_90", name="pt"))
+    assert prog.backend == Linker.which_backend()
+    handle = prog.handle
+    assert handle is not None and int(handle) != 0
+    first = prog.compile("cubin")
+    second = prog.compile("cubin")
+    assert first.code[:4] == second.code[:4] == b"\x7fELF"
+    assert int(prog.handle) != 0
+    prog.close()
+    assert not prog.handle                      # the closed linker's
+    with pytest.raises(RuntimeError, match="closed"):
+        prog.compile("cubin")
+
+
 def _pch_code(tmp_path):
     """A program whose header NVRTC can precompile."""
     (tmp_path / "pch_header.h").write_text(

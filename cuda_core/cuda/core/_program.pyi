@@ -4,6 +4,7 @@ from typing import Any
 
 from cuda.bindings import nvrtc   # the handle types (an int without cuda-bindings)
 
+from cuda.core._linker import LinkerHandleT
 from cuda.core._module import ObjectCode
 from cuda.core.typing import CompilerBackendType, PCHStatusType
 from cuda.core.utils._program_cache import ProgramCacheResource
@@ -37,7 +38,7 @@ class Program:
     @property
     def backend(self) -> CompilerBackendType: ...
     @property
-    def handle(self) -> nvrtc.nvrtcProgram | int | None: ...
+    def handle(self) -> nvrtc.nvrtcProgram | int | LinkerHandleT | None: ...
     def __repr__(self) -> str: ...
 
 

@@ -599,6 +599,8 @@ cdef class Program:
     cdef object _options
     cdef str _code_type
     cdef object _ptx
+    cdef object _linker
+    cdef bint _linked
     cdef object _pch_status
     cdef object _lock
     cdef object _code
@@ -631,7 +633,12 @@ cdef class Program:
             raise TypeError(f"{ct} source code must be a str, not {type(code).__name__}")
         self._code = code
         if ct == "ptx":
+            from cuda.core._linker import Linker
+
             self._ptx = code
+            # as upstream's: the PTX goes to the program's linker now (handle is the linker's)
+            self._linker = Linker(ObjectCode._init(code.encode(), "ptx", name=options.name),
+                                  options=_translate_program_options(options))
             return
         nvrtc_require(_nvrtc_candidates())
         cdef string src = code.encode()
@@ -671,6 +678,8 @@ cdef class Program:
         with self._lock:
             self._hv.reset()
             self._h.reset()
+            if self._linker is not None:
+                self._linker.close()
             self._ptx = None
             self._closed = True
 
@@ -696,8 +705,11 @@ cdef class Program:
     def handle(self):
         """The ``nvrtcProgram``: a ``cuda.bindings.nvrtc.nvrtcProgram`` when
         cuda-bindings is installed (as upstream's), else its address as an int;
-        None once closed (as upstream's); 0 for PTX, which has no NVRTC program.
-        An NVVM program's ``nvvmProgram`` address as an int (0 once closed)."""
+        None once closed (as upstream's). A PTX program's is its linker's
+        (:attr:`Linker.handle <cuda.core.Linker.handle>`), an NVVM program's the
+        ``nvvmProgram`` address as an int (0 once closed)."""
+        if self._linker is not None:
+            return self._linker.handle
         if self._closed:
             return 0 if self._code_type == "nvvm" else None   # upstream's closed NVVM program says 0
         if self._hv:
@@ -797,19 +809,7 @@ cdef class Program:
         if self._code_type == "ptx":
             if tt == "ptx":
                 return ObjectCode._init(self._ptx.encode(), "ptx", name=name)
-            from cuda.core._linker import Linker
-
-            linker = Linker(ObjectCode._init(self._ptx.encode(), "ptx", name=name),
-                            options=_translate_program_options(self._options))
-            try:
-                result = linker.link(tt)
-                if logs is not None:
-                    text = linker.get_info_log()
-                    if text:
-                        logs.write(text)
-                return result
-            finally:
-                linker.close()
+            return self._link_ptx(tt, logs)
         cdef vector[string] opts
         cdef vector[string] cexprs
         cdef string src
@@ -846,6 +846,26 @@ cdef class Program:
                 with nogil:
                     r = nvrtc_pch_create_status(h)
             self._pch_status = _pch_status_of(r)
+        return result
+
+    def _link_ptx(self, str tt, logs):
+        """The PTX linked to `tt` by the program's linker; a linker links once, so a
+        later compile links with a new one, which becomes the program's."""
+        from cuda.core._linker import Linker
+
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("Program has been closed")
+            if self._linked:
+                self._linker.close()
+                self._linker = Linker(ObjectCode._init(self._ptx.encode(), "ptx", name=self._options.name),
+                                      options=_translate_program_options(self._options))
+            self._linked = True
+            result = self._linker.link(tt)
+            if logs is not None:
+                text = self._linker.get_info_log()
+                if text:
+                    logs.write(text)
         return result
 
     def _compile_nvvm(self, str tt, logs):
