@@ -314,6 +314,33 @@ def test_can_load_generated_ptx_compares_the_driver_with_nvrtc():
     assert isinstance(answer, bool) and nvrtc is not None
     assert answer == (tuple(driver_version()[:2]) >= tuple(nvrtc))
 
+
+def test_ptx_compile_warns_when_the_driver_cannot_load_it(monkeypatch):
+    """As upstream 1.2.2: compiling C++ to PTX warns (RuntimeWarning, upstream's words) when
+    the driver is older than NVRTC, whose PTX it then cannot load; cubin does not warn, nor
+    does a machine with no driver to load into (the compile needs none)."""
+    import warnings
+
+    from cuda.core import _program as program_module
+    from cuda.core._utils.cuda_utils import CUDAError
+
+    monkeypatch.setattr(program_module, "_can_load_generated_ptx", lambda: False)
+    with pytest.warns(RuntimeWarning, match=r"^The CUDA driver version is older than the backend version\. "
+                                            r"The generated ptx will not be loadable by the current driver\.$"):
+        _program().compile("ptx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _program().compile("cubin")
+
+    def no_driver():
+        raise CUDAError("no driver", None)
+
+    monkeypatch.setattr(program_module, "_can_load_generated_ptx", no_driver)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _program().compile("ptx").code_type == "ptx"
+
+
 def _nvvm_or_skip():
     from cuda.core._program import _get_nvvm_module
 

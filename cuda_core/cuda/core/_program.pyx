@@ -117,6 +117,20 @@ def _can_load_generated_ptx():
     return nvrtc is not None and tuple(driver_version()[:2]) >= tuple(nvrtc)
 
 
+def _warn_if_ptx_unloadable():
+    """Upstream's RuntimeWarning when the driver cannot load the PTX this NVRTC
+    generates (see :func:`_can_load_generated_ptx`); none without a driver: the
+    compile needs none, and there is no driver to load the PTX into."""
+    try:
+        loadable = _can_load_generated_ptx()
+    except CUDAError:
+        return
+    if not loadable:
+        warnings.warn("The CUDA driver version is older than the backend version. "
+                      "The generated ptx will not be loadable by the current driver.",
+                      RuntimeWarning, stacklevel=2)
+
+
 def _program_compile_uncached(program, target_type, name_expressions, logs):
     """One compile of ``program`` without a cache (upstream's module-level seam: Program.compile
     calls it through this module's globals, so tests can replace it without NVRTC)."""
@@ -792,10 +806,8 @@ cdef class Program:
         data = cache.get(key)
         if data is not None:
             # the driver's PTX loadability does not depend on where the PTX came from
-            if self._code_type == "c++" and tt == "ptx" and not _can_load_generated_ptx():
-                warnings.warn("The CUDA driver version is older than the backend version. "
-                              "The generated ptx will not be loadable by the current driver.",
-                              RuntimeWarning, stacklevel=2)
+            if self._code_type == "c++" and tt == "ptx":
+                _warn_if_ptx_unloadable()
             return ObjectCode._init(bytes(data), tt, name=self._options.name)
         result = _program_compile_uncached(self, tt, exprs, logs)
         cache[key] = result
@@ -810,6 +822,8 @@ cdef class Program:
             if tt == "ptx":
                 return ObjectCode._init(self._ptx.encode(), "ptx", name=name)
             return self._link_ptx(tt, logs)
+        if tt == "ptx":
+            _warn_if_ptx_unloadable()   # upstream's, before it compiles
         cdef vector[string] opts
         cdef vector[string] cexprs
         cdef string src
