@@ -26,6 +26,9 @@ struct NvrtcTable {
     int (*nvrtcGetLTOIR)(NvrtcProgramRaw, char*) = nullptr;              // optional
     int (*nvrtcAddNameExpression)(NvrtcProgramRaw, const char*) = nullptr;
     int (*nvrtcGetLoweredName)(NvrtcProgramRaw, const char*, const char**) = nullptr;
+    int (*nvrtcGetPCHCreateStatus)(NvrtcProgramRaw) = nullptr;                           // optional (>= 12.8)
+    int (*nvrtcGetPCHHeapSizeRequired)(NvrtcProgramRaw, std::size_t*) = nullptr;          // optional
+    int (*nvrtcSetPCHHeapSize)(std::size_t) = nullptr;                                    // optional
 };
 
 detail::ToolkitLibrary<NvrtcTable>& loaded_nvrtc() {
@@ -56,6 +59,9 @@ std::string resolve_nvrtc(void* lib, NvrtcTable* t) {
     get(t->nvrtcGetLTOIR, "nvrtcGetLTOIR", false);
     get(t->nvrtcAddNameExpression, "nvrtcAddNameExpression", true);
     get(t->nvrtcGetLoweredName, "nvrtcGetLoweredName", true);
+    get(t->nvrtcGetPCHCreateStatus, "nvrtcGetPCHCreateStatus", false);
+    get(t->nvrtcGetPCHHeapSizeRequired, "nvrtcGetPCHHeapSizeRequired", false);
+    get(t->nvrtcSetPCHHeapSize, "nvrtcSetPCHHeapSize", false);
     return missing;
 }
 
@@ -193,6 +199,25 @@ int nvrtc_get_code(const NvrtcProgramHandle& program, NvrtcTarget target, std::s
     } catch (...) {
         return kNvrtcOutOfMemory;
     }
+}
+
+int nvrtc_pch_create_status(const NvrtcProgramHandle& program) noexcept {
+    if (!nvrtc_loaded()) return kNvrtcNotLoaded;
+    if (!program) return kNvrtcInvalidProgram;
+    if (nvrtc().nvrtcGetPCHCreateStatus == nullptr) return kNvrtcNoPchApis;
+    return nvrtc().nvrtcGetPCHCreateStatus(program->program);
+}
+
+// Reads the size the last compile needed, then sets the heap to it (two NVRTC calls).
+int nvrtc_grow_pch_heap(const NvrtcProgramHandle& program) noexcept {
+    if (!nvrtc_loaded()) return kNvrtcNotLoaded;
+    if (!program) return kNvrtcInvalidProgram;
+    const NvrtcTable& t = nvrtc();
+    if (t.nvrtcGetPCHHeapSizeRequired == nullptr || t.nvrtcSetPCHHeapSize == nullptr) return kNvrtcNoPchApis;
+    std::size_t required = 0;
+    int r = t.nvrtcGetPCHHeapSizeRequired(program->program, &required);
+    if (r != kNvrtcSuccess) return r;
+    return t.nvrtcSetPCHHeapSize(required);
 }
 
 }  // namespace cuda_core

@@ -31,8 +31,12 @@ enum NvrtcStatus : int {
     kNvrtcInvalidOption = 5,
     kNvrtcCompilation = 6,
     kNvrtcInternalError = 11,
+    kNvrtcNoPchCreateAttempted = 13,
+    kNvrtcPchCreateHeapExhausted = 14,
     // Ours, outside NVRTC's range: no libnvrtc could be loaded (see nvrtc_load_error()).
     kNvrtcNotLoaded = 1000,
+    // Ours: the loaded libnvrtc has no precompiled-header entry points (older than CUDA 12.8).
+    kNvrtcNoPchApis = 1001,
 };
 
 using NvrtcProgramRaw = struct _nvrtcProgram*;
@@ -86,5 +90,15 @@ int nvrtc_compile(const NvrtcProgramHandle& program, const std::vector<std::stri
 
 // Copies the compiled PTX / cubin / LTO-IR of `program` into *out.
 int nvrtc_get_code(const NvrtcProgramHandle& program, NvrtcTarget target, std::string* out) noexcept;
+
+// What became of the precompiled header that the last compile of `program` was asked
+// to create: nvrtcGetPCHCreateStatus's result (0 created, kNvrtcNoPchCreateAttempted,
+// kNvrtcPchCreateHeapExhausted, or another error), kNvrtcNoPchApis for a libnvrtc
+// older than CUDA 12.8.
+int nvrtc_pch_create_status(const NvrtcProgramHandle& program) noexcept;
+
+// After kNvrtcPchCreateHeapExhausted: sets NVRTC's process-wide PCH heap to the size
+// the last compile of `program` needed, so that a compile of a new program can create it.
+int nvrtc_grow_pch_heap(const NvrtcProgramHandle& program) noexcept;
 
 }  // namespace cuda_core

@@ -219,6 +219,64 @@ def test_too_old_nvjitlink_falls_back_with_a_warning(monkeypatch):
     assert _linker._use_nvjitlink_backend is False
 
 
+@pytest.fixture
+def undecided_backend(monkeypatch):
+    """_linker's backend decision reset (as in a fresh process); restored after."""
+    from cuda.core import _linker
+
+    monkeypatch.setattr(_linker, "_use_nvjitlink_backend", None)
+    monkeypatch.setattr(_linker, "_inited", False)
+    return _linker
+
+
+@pytest.mark.no_driver_ok
+def test_backend_decision_imports_nvjitlink_through_the_module_global(undecided_backend, monkeypatch):
+    """_decide_nvjitlink_or_driver asks `_optional_cuda_import` (a module global, as upstream's,
+    which its tests replace) for cuda.bindings.nvjitlink: None means the driver linker with
+    upstream's RuntimeWarning; a ModuleNotFoundError of another module propagates, undecided."""
+    from cuda.core import Linker
+
+    _linker = undecided_backend
+    calls = []
+
+    def absent(modname, probe_function=None):
+        calls.append(modname)
+        assert callable(probe_function)
+        return None
+
+    monkeypatch.setattr(_linker, "_optional_cuda_import", absent)
+    with pytest.warns(RuntimeWarning, match=r"^cuda\.bindings\.nvjitlink is not available, therefore the driver "
+                                            r"APIs will be used instead"):
+        assert Linker.which_backend() == "driver"
+    assert calls == ["cuda.bindings.nvjitlink"] and _linker._use_nvjitlink_backend is False
+    assert Linker.which_backend() == "driver" and len(calls) == 1      # decided once
+
+    def broken(modname, probe_function=None):
+        err = ModuleNotFoundError("No module named 'some_dependency'")
+        err.name = "some_dependency"
+        raise err
+
+    monkeypatch.setattr(_linker, "_use_nvjitlink_backend", None)
+    monkeypatch.setattr(_linker, "_optional_cuda_import", broken)
+    with pytest.raises(ModuleNotFoundError) as info:
+        _linker._decide_nvjitlink_or_driver()
+    assert info.value.name == "some_dependency" and _linker._use_nvjitlink_backend is None
+
+
+@pytest.mark.no_driver_ok
+def test_cuda_bindings_nvjitlink_resolves_to_this_packages_binding():
+    """This package links with its own libnvJitLink binding, with or without cuda-bindings:
+    the name upstream imports resolves to it, and its probe loads the library."""
+    from cuda.core import _linker
+    from cuda.core._utils.optional_import import _optional_cuda_import
+
+    module = _optional_cuda_import("cuda.bindings.nvjitlink", probe_function=lambda m: m.version())
+    if _nvjitlink_usable():
+        assert module is not None and module.version() == _linker._loaded_nvjitlink_version()
+    else:
+        assert module is None
+
+
 @pytest.mark.no_driver_ok
 def test_backend_decision_follows_nvjitlink_presence():
     from cuda.core import Linker, _linker

@@ -1,6 +1,8 @@
 """Program / ProgramOptions over NVRTC. NVRTC runs on the CPU, so these compile
 for real on any machine; they fail (not skip) when NVRTC cannot be loaded:
 the nox sessions install the PyPI wheel when no CUDA toolkit provides it."""
+import importlib.abc
+import importlib.util
 import io
 import pickle
 
@@ -126,6 +128,136 @@ def test_ptx_program_passes_through():
     assert oc.code.decode() == ptx and oc.code_type == "ptx"
 
 
+def test_ptx_program_handle_is_its_linkers(tmp_path):
+    """As upstream's: a PTX program hands its PTX to a Linker when made; handle is that
+    linker's, close() closes it; compiling twice works (a linker links once)."""
+    from cuda.core import Linker, Program, ProgramOptions
+
+    ptx = _program().compile("ptx").code.decode()
+    prog = Program(ptx, "ptx", ProgramOptions(arch="sm_90", name="pt"))
+    assert prog.backend == Linker.which_backend()
+    handle = prog.handle
+    assert handle is not None and int(handle) != 0
+    first = prog.compile("cubin")
+    second = prog.compile("cubin")
+    assert first.code[:4] == second.code[:4] == b"\x7fELF"
+    assert int(prog.handle) != 0
+    prog.close()
+    assert not prog.handle                      # the closed linker's
+    with pytest.raises(RuntimeError, match="closed"):
+        prog.compile("cubin")
+
+
+def _pch_code(tmp_path):
+    """A program whose header NVRTC can precompile."""
+    (tmp_path / "pch_header.h").write_text(
+        "#pragma once\n"
+        "template <typename T> struct Box { T v; __device__ T get() const { return v; } };\n"
+        "__device__ inline int twice(int x) { return 2 * x; }\n")
+    return ('#include "pch_header.h"\n'
+            'extern "C" __global__ void k(int* p) { Box<int> b{*p}; *p = twice(b.get()); }\n')
+
+
+def test_pch_status_reports_nvrtcs_outcome(tmp_path):
+    """pch_status: None before a compile and without a PCH request; the PCHStatusType of
+    nvrtcGetPCHCreateStatus after a compile that asked for one (create_pch writes it)."""
+    from cuda.core import Program, ProgramOptions
+    from cuda.core.typing import PCHStatusType
+
+    pch = tmp_path / "made.pch"
+    prog = Program(_pch_code(tmp_path), "c++", ProgramOptions(arch="sm_90", include_path=str(tmp_path),
+                                                              create_pch=str(pch)))
+    assert prog.pch_status is None
+    prog.compile("ptx")
+    assert isinstance(prog.pch_status, PCHStatusType)
+    assert prog.pch_status == "created" and pch.is_file() and pch.stat().st_size > 0
+    plain = Program(_pch_code(tmp_path), "c++", ProgramOptions(arch="sm_90", include_path=str(tmp_path)))
+    plain.compile("ptx")
+    assert plain.pch_status is None
+
+
+@pytest.mark.parametrize("result, status", [(0, "created"), (13, "not_attempted"), (14, "failed"), (15, "failed")])
+def test_pch_status_of_nvrtc_results(result, status):
+    """nvrtcGetPCHCreateStatus's result as pch_status (upstream's mapping): NVRTC_SUCCESS,
+    NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED, heap exhausted (after the retry), NVRTC_ERROR_PCH_CREATE."""
+    from cuda.core._program import _pch_status_of
+    from cuda.core.typing import PCHStatusType
+
+    assert _pch_status_of(result) is PCHStatusType(status)
+
+
+def _nvrtc_cdll():
+    """The libnvrtc this package loaded (the same library: dlopen gives the loaded copy)."""
+    import ctypes
+
+    from cuda.core._resource_handles import _nvrtc_info
+
+    return ctypes.CDLL(_nvrtc_info()[0])
+
+
+def test_pch_heap_too_small_is_resized_and_compiled_again(tmp_path):
+    """As upstream's: when NVRTC's PCH heap is too small (NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED),
+    compile() sets it to the size needed and compiles a fresh program: the header is created
+    and handle is the new program's."""
+    import ctypes
+
+    from cuda.core import Program, ProgramOptions
+
+    prog = Program(_pch_code(tmp_path), "c++", ProgramOptions(arch="sm_90", include_path=str(tmp_path),
+                                                              create_pch=str(tmp_path / "retried.pch")))
+    nvrtc = _nvrtc_cdll()
+    saved = ctypes.c_size_t()
+    assert nvrtc.nvrtcGetPCHHeapSize(ctypes.byref(saved)) == 0
+    assert nvrtc.nvrtcSetPCHHeapSize(ctypes.c_size_t(4096)) == 0
+    try:
+        before = int(prog.handle)
+        logs = io.StringIO()
+        oc = prog.compile("ptx", logs=logs)
+        assert prog.pch_status == "created"
+        assert int(prog.handle) != before        # the retry's program
+        assert ".entry k(" in oc.code.decode()
+        grown = ctypes.c_size_t()
+        assert nvrtc.nvrtcGetPCHHeapSize(ctypes.byref(grown)) == 0 and grown.value > 4096
+    finally:
+        nvrtc.nvrtcSetPCHHeapSize(saved)
+
+
+def test_pch_request_without_pch_apis_is_upstreams_runtime_error(tmp_path):
+    """A libnvrtc without the PCH entry points (older than CUDA 12.8): asking for a PCH
+    raises upstream's RuntimeError (here a stand-in library that lacks them)."""
+    import shutil
+    import subprocess
+    import sys
+
+    from cuda.core._program import _nvrtc_version
+    from cuda.core._resource_handles import _nvrtc_info
+
+    _nvrtc_version()                  # loads NVRTC
+    real = _nvrtc_info()[0]
+    shim = tmp_path / "shim.c"
+    names = ["nvrtcGetErrorString", "nvrtcVersion", "nvrtcCreateProgram", "nvrtcDestroyProgram",
+             "nvrtcCompileProgram", "nvrtcGetProgramLogSize", "nvrtcGetProgramLog", "nvrtcGetPTXSize", "nvrtcGetPTX",
+             "nvrtcGetCUBINSize", "nvrtcGetCUBIN", "nvrtcAddNameExpression", "nvrtcGetLoweredName"]
+    if shutil.which("cc") is None:
+        pytest.skip("no C compiler to build the stand-in libnvrtc")
+    body = ["#include <dlfcn.h>", "static void* real(const char* n) {",
+            f'  static void* h; if (!h) h = dlopen("{real}", RTLD_NOW | RTLD_LOCAL); return dlsym(h, n); }}']
+    for n in names:
+        body.append(f"typedef long (*{n}_t)(long, long, long, long, long, long);")
+        body.append(f"long {n}(long a, long b, long c, long d, long e, long f) "
+                    f"{{ return (({n}_t)real(\"{n}\"))(a, b, c, d, e, f); }}")
+    shim.write_text("\n".join(body) + "\n")
+    lib = tmp_path / "libnvrtc.so.13"
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(shim), "-ldl"], check=True)
+    child = ("from cuda.core import Program, ProgramOptions\n"
+             f"p = Program('extern \"C\" __global__ void k() {{}}', 'c++', ProgramOptions(arch='sm_90', "
+             f"create_pch={str(tmp_path / 'x.pch')!r}))\n"
+             "try:\n    p.compile('ptx')\nexcept RuntimeError as e:\n    print(type(e).__name__, e)\n")
+    out = run_python(["-c", child], env_extra={"CUDA_CORE_NVRTC_LIBRARY": str(lib)})
+    assert out.stdout.strip() == ("RuntimeError PCH was requested but the runtime libnvrtc does not support PCH "
+                                  "APIs. Update to CUDA toolkit 12.8 or newer."), out.stdout + out.stderr
+
+
 def test_object_code_constructors_and_pickle(tmp_path):
     from cuda.core import ObjectCode
 
@@ -182,6 +314,33 @@ def test_can_load_generated_ptx_compares_the_driver_with_nvrtc():
     assert isinstance(answer, bool) and nvrtc is not None
     assert answer == (tuple(driver_version()[:2]) >= tuple(nvrtc))
 
+
+def test_ptx_compile_warns_when_the_driver_cannot_load_it(monkeypatch):
+    """As upstream 1.2.2: compiling C++ to PTX warns (RuntimeWarning, upstream's words) when
+    the driver is older than NVRTC, whose PTX it then cannot load; cubin does not warn, nor
+    does a machine with no driver to load into (the compile needs none)."""
+    import warnings
+
+    from cuda.core import _program as program_module
+    from cuda.core._utils.cuda_utils import CUDAError
+
+    monkeypatch.setattr(program_module, "_can_load_generated_ptx", lambda: False)
+    with pytest.warns(RuntimeWarning, match=r"^The CUDA driver version is older than the backend version\. "
+                                            r"The generated ptx will not be loadable by the current driver\.$"):
+        _program().compile("ptx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _program().compile("cubin")
+
+    def no_driver():
+        raise CUDAError("no driver", None)
+
+    monkeypatch.setattr(program_module, "_can_load_generated_ptx", no_driver)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _program().compile("ptx").code_type == "ptx"
+
+
 def _nvvm_or_skip():
     from cuda.core._program import _get_nvvm_module
 
@@ -203,16 +362,131 @@ def test_get_nvvm_module_is_cuda_bindings_nvvm_or_says_why():
     try:
         nvvm = _get_nvvm_module()
     except RuntimeError as exc:
-        assert "NVVM is not available" in str(exc)
+        assert "NVVM" in str(exc)
     else:
         import cuda.bindings.nvvm
 
         assert nvvm is cuda.bindings.nvvm and nvvm.ir_version()[0] >= 1
-    child = ("import sys; sys.modules['cuda.bindings'] = None\n"
+    # no cuda-bindings distribution: binding_version() finds none
+    child = ("import importlib.metadata as m\n"
+             "def version(name):\n    raise m.PackageNotFoundError(name)\n"
+             "m.version = version\n"
              "from cuda.core._program import _get_nvvm_module\n"
-             "try:\n    _get_nvvm_module()\nexcept RuntimeError as e:\n    print(e)\n")
+             "for _ in range(2):\n"
+             "    try:\n        _get_nvvm_module()\n    except RuntimeError as e:\n        print(e)\n")
     out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120)
-    assert "needs cuda-bindings" in out.stdout, out.stderr
+    lines = out.stdout.splitlines()
+    assert len(lines) == 2 and "needs cuda-bindings" in lines[0], out.stdout + out.stderr
+    assert lines[1] == "NVVM module is not available (previous import attempt failed)"
+
+
+@pytest.fixture
+def fresh_nvvm_import(monkeypatch):
+    """_program's NVVM import state reset (as before a first _get_nvvm_module call); restored after."""
+    from cuda.core import _program
+
+    monkeypatch.setattr(_program, "_nvvm_module", None)
+    monkeypatch.setattr(_program, "_nvvm_import_attempted", False)
+    return _program
+
+
+@pytest.mark.no_driver_ok
+def test_get_nvvm_module_goes_through_the_module_globals(fresh_nvvm_import, monkeypatch):
+    """_get_nvvm_module reads cuda-bindings' version and imports cuda.bindings.nvvm through
+    the module's globals `binding_version` and `_optional_cuda_import` (upstream's, which
+    its tests replace), with upstream's messages, and remembers a failure."""
+    _program = fresh_nvvm_import
+    calls = []
+
+    def absent(modname, probe_function=None):
+        calls.append((modname, probe_function))
+        return None
+
+    monkeypatch.setattr(_program, "binding_version", lambda: (13, 0, 0))
+    monkeypatch.setattr(_program, "_optional_cuda_import", absent)
+    with pytest.raises(RuntimeError, match=r"^NVVM support is unavailable: cuda\.bindings\.nvvm is missing or "
+                                           r"libnvvm cannot be loaded\.$"):
+        _program._get_nvvm_module()
+    assert [c[0] for c in calls] == ["cuda.bindings.nvvm"] and callable(calls[0][1])
+    with pytest.raises(RuntimeError, match=r"previous import attempt failed"):
+        _program._get_nvvm_module()
+    assert len(calls) == 1                       # decided once
+
+    monkeypatch.setattr(_program, "_nvvm_import_attempted", False)
+    monkeypatch.setattr(_program, "binding_version", lambda: (12, 8, 0))
+    with pytest.raises(RuntimeError, match=r"require cuda-bindings >= 12\.9\.0, but found 12\.8\.0"):
+        _program._get_nvvm_module()
+    assert len(calls) == 1                       # too old: not imported at all
+
+
+@pytest.mark.no_driver_ok
+def test_get_nvvm_module_lets_a_missing_dependency_through(fresh_nvvm_import, monkeypatch):
+    """A ModuleNotFoundError of another module than cuda.bindings.nvvm is a real bug, not
+    "NVVM unavailable": it propagates (upstream's rule)."""
+    _program = fresh_nvvm_import
+
+    def broken(modname, probe_function=None):
+        err = ModuleNotFoundError("No module named 'some_dependency'")
+        err.name = "some_dependency"
+        raise err
+
+    monkeypatch.setattr(_program, "binding_version", lambda: (13, 0, 0))
+    monkeypatch.setattr(_program, "_optional_cuda_import", broken)
+    with pytest.raises(ModuleNotFoundError) as info:
+        _program._get_nvvm_module()
+    assert info.value.name == "some_dependency"
+
+
+@pytest.mark.no_driver_ok
+def test_optional_cuda_import_rules():
+    """The import helper: None for an absent module, the module when present, a nested
+    ModuleNotFoundError propagates, a probe's library-not-found error means absent."""
+    import sys
+    import types
+
+    from cuda.core._utils.optional_import import LibraryNotFoundError, _optional_cuda_import
+
+    assert _optional_cuda_import("cuda_core_no_such_module") is None
+    assert _optional_cuda_import("json") is sys.modules["json"]
+
+    def missing_library(module):
+        raise LibraryNotFoundError("libfoo.so not found")
+
+    assert _optional_cuda_import("json", probe_function=missing_library) is None
+
+    def other_failure(module):
+        raise ValueError("a bug")
+
+    with pytest.raises(ValueError, match="a bug"):
+        _optional_cuda_import("json", probe_function=other_failure)
+    parent = types.ModuleType("cuda_core_test_parent")
+    parent.__path__ = []
+    sys.modules["cuda_core_test_parent"] = parent
+    try:
+        code = "import cuda_core_test_missing_dependency\n"   # the child module's own import fails
+        class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+            def find_spec(self, name, path, target=None):
+                if name == "cuda_core_test_parent.child":
+                    return importlib.util.spec_from_loader(name, self)
+                return None
+
+            def create_module(self, spec):
+                return None
+
+            def exec_module(self, module):
+                exec(code, module.__dict__)
+
+        finder = Finder()
+        sys.meta_path.insert(0, finder)
+        try:
+            with pytest.raises(ModuleNotFoundError) as info:
+                _optional_cuda_import("cuda_core_test_parent.child")
+            assert info.value.name == "cuda_core_test_missing_dependency"
+        finally:
+            sys.meta_path.remove(finder)
+    finally:
+        sys.modules.pop("cuda_core_test_parent", None)
+        sys.modules.pop("cuda_core_test_parent.child", None)
 
 
 _NVVM_IR = """target triple = "nvptx64-unknown-cuda"

@@ -37,13 +37,16 @@ from cuda.core._resource_handles cimport (
 from cuda.core._module import ObjectCode
 from cuda.core._utils.cuda_utils import CUDAError, NVJitLinkError
 from cuda.core._utils.library_search import toolkit_library_candidates
+from cuda.core._utils.optional_import import LibraryNotFoundError, _optional_cuda_import, bind_here
 from cuda.core.typing import CompilerBackendType, ObjectCodeFormatType
 
 __all__ = ["Linker", "LinkerOptions"]
 
 LinkerHandleT = Union["cuda.bindings.nvjitlink.nvJitLinkHandle", "cuda.bindings.driver.CUlinkState"]
 
-# Module state, as upstream names it: whether the backend was decided, and which.
+# Module state, as upstream names it: whether the backend was decided, and which. `_driver` is
+# upstream's cuda.bindings.driver for its cuLink* calls; this package calls the driver through its
+# own table, so it stays None here.
 _driver = None
 _inited = False
 _use_nvjitlink_backend = None
@@ -121,26 +124,56 @@ def _nvjitlink_has_version_symbol(nvjitlink) -> bool:
     return bool(nvjitlink and nvjitlink[2] is not None)
 
 
+class _NvJitLinkBinding:
+    """This package's binding of libnvJitLink, under the name upstream imports it by
+    (``cuda.bindings.nvjitlink``, see :func:`_optional_cuda_import`)."""
+
+    @staticmethod
+    def version():
+        """Loads libnvJitLink (LibraryNotFoundError when no candidate loads); its
+        (major, minor), or None for a library older than 12.3 (no nvJitLinkVersion)."""
+        nvjitlink_try_load(_nvjitlink_candidates())
+        path, error, version = nvjitlink_info()
+        if not path:
+            raise LibraryNotFoundError(error)
+        return version
+
+
+bind_here("cuda.bindings.nvjitlink", _NvJitLinkBinding())
+
+
 def _decide_nvjitlink_or_driver() -> bool:
-    """Return True if falling back to the cuLink* driver APIs."""
+    """Return True if falling back to the cuLink* driver APIs.
+
+    Decided once per process (``_use_nvjitlink_backend``): nvJitLink when
+    ``_optional_cuda_import("cuda.bindings.nvjitlink")`` gives a module whose
+    library loads and is 12.3 or later; otherwise the driver, with a
+    RuntimeWarning saying why. A ModuleNotFoundError of another module than the
+    one named propagates."""
     global _use_nvjitlink_backend
     if _use_nvjitlink_backend is not None:
         return not _use_nvjitlink_backend
-    nvjitlink_try_load(_nvjitlink_candidates())
-    info = nvjitlink_info()
     common = ("the driver APIs will be used instead, which do not support minor version compatibility or "
               "linking LTO IRs. For best results, consider upgrading to a recent version of")
-    if not info[0]:
-        warn(f"nvJitLink could not be loaded ({info[1]}), therefore {common} nvJitLink.",
-             RuntimeWarning, stacklevel=2)
-        _use_nvjitlink_backend = False
-    elif not _nvjitlink_has_version_symbol(info):
-        warn(f"libnvJitLink.so* is too old (<12.3). Therefore nvJitLink is not usable and {common} nvJitLink.",
-             RuntimeWarning, stacklevel=2)
-        _use_nvjitlink_backend = False
+    nvjitlink_module = _optional_cuda_import(
+        "cuda.bindings.nvjitlink",
+        probe_function=lambda module: module.version(),   # the probe loads libnvJitLink
+    )
+    if nvjitlink_module is None:
+        warn_txt = f"cuda.bindings.nvjitlink is not available, therefore {common} cuda-bindings."
+        load_error = nvjitlink_info()[1]
+        if load_error:
+            warn_txt += f" ({load_error})"
     else:
-        _use_nvjitlink_backend = True
-    return not _use_nvjitlink_backend
+        nvjitlink_try_load(_nvjitlink_candidates())   # a no-op once loaded
+        if _nvjitlink_has_version_symbol(nvjitlink_info()):
+            _use_nvjitlink_backend = True
+            return False
+        warn_txt = (f"libnvJitLink.so* is too old (<12.3). Therefore cuda.bindings.nvjitlink is not usable and "
+                    f"{common} nvJitLink.")
+    warn(warn_txt, RuntimeWarning, stacklevel=2)
+    _use_nvjitlink_backend = False
+    return True
 
 
 def _loaded_nvjitlink_version():

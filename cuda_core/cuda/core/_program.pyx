@@ -21,6 +21,7 @@ from libcpp.vector cimport vector
 from cuda.core._resource_handles cimport (
     bindings_handle,
     NvrtcProgramHandle, NvrtcTarget, create_nvrtc_program_handle, nvrtc_compile, nvrtc_get_code, nvrtc_require,
+    nvrtc_pch_create_status, nvrtc_grow_pch_heap,
     raise_nvrtc_error, take_last_nvrtc_error,
     NvvmProgramHandle, create_nvvm_program_handle, nvvm_add_module, nvvm_compile, nvvm_require, raise_nvvm_error,
     take_last_nvvm_error,
@@ -28,10 +29,11 @@ from cuda.core._resource_handles cimport (
 
 from cuda.core._module import ObjectCode
 from cuda.core._resource_handles import _nvrtc_info
-from cuda.core._utils.version import driver_version
+from cuda.core._utils.optional_import import _optional_cuda_import
+from cuda.core._utils.version import binding_version, driver_version
 from cuda.core._utils.cuda_utils import CUDAError
 from cuda.core._utils.library_search import toolkit_library_candidates
-from cuda.core.typing import CompilerBackendType
+from cuda.core.typing import CompilerBackendType, PCHStatusType
 
 __all__ = ["Program", "ProgramOptions"]
 
@@ -39,19 +41,48 @@ _SONAMES = ("libnvrtc.so.13", "libnvrtc.so.12")
 _TARGETS = {"ptx": 0, "cubin": 1, "ltoir": 2}
 
 
+# Module state of NVVM's lazy import, as upstream names it (its tests reset and replace these).
+_nvvm_module = None
+_nvvm_import_attempted = False
+
+
 def _get_nvvm_module():
-    """Upstream's private NVVM accessor: cuda-bindings' ``cuda.bindings.nvvm`` once
-    libNVVM is usable (upstream's tests drive libNVVM through it). NVVM programs
-    are offered where upstream offers them, with cuda-bindings (which has
-    ``cuda.bindings.nvvm``) installed; this package loads libNVVM itself (see
-    :class:`Program`). RuntimeError when either is missing."""
+    """cuda-bindings' ``cuda.bindings.nvvm`` once libNVVM is usable (upstream's private
+    accessor; upstream's tests drive libNVVM through it). NVVM programs need it, as
+    upstream's do; this package then loads libNVVM itself (see :func:`_nvvm_candidates`).
+
+    The first call decides: RuntimeError when cuda-bindings is missing or older than
+    12.9, when ``cuda.bindings.nvvm`` or libNVVM is absent, and on every later call
+    once a first one failed. A ModuleNotFoundError of another module than
+    ``cuda.bindings.nvvm`` (a dependency of it) propagates."""
+    global _nvvm_module, _nvvm_import_attempted
+    if _nvvm_import_attempted:
+        if _nvvm_module is None:
+            raise RuntimeError("NVVM module is not available (previous import attempt failed)")
+        return _nvvm_module
+    _nvvm_import_attempted = True
     try:
-        from cuda.bindings import nvvm
-    except ImportError:
-        raise RuntimeError("NVVM is not available: it needs cuda-bindings >= 12.9 (cuda.bindings.nvvm), "
-                           "which is not installed") from None
-    nvvm_require(_nvvm_candidates())
-    return nvvm
+        try:
+            version = binding_version()
+        except ImportError:   # importlib.metadata's PackageNotFoundError: no cuda-bindings (nor cuda-python)
+            raise RuntimeError("NVVM is not available: it needs cuda-bindings >= 12.9.0 (cuda.bindings.nvvm), "
+                               "which is not installed") from None
+        if version < (12, 9, 0):
+            raise RuntimeError(f"NVVM bindings require cuda-bindings >= 12.9.0, but found "
+                               f"{'.'.join(map(str, version))}. Please update cuda-bindings to use NVVM features.")
+        nvvm = _optional_cuda_import(
+            "cuda.bindings.nvvm",
+            probe_function=lambda module: module.version(),   # the probe loads libNVVM (cuda-bindings' copy)
+        )
+        if nvvm is None:
+            raise RuntimeError("NVVM support is unavailable: cuda.bindings.nvvm is missing or libnvvm cannot be "
+                               "loaded.")
+        nvvm_require(_nvvm_candidates())   # the libNVVM this package compiles with
+        _nvvm_module = nvvm
+        return _nvvm_module
+    except RuntimeError:
+        _nvvm_module = None
+        raise
 
 
 # Where libNVVM is looked for: the toolkit keeps it in nvvm/lib64, the wheels under nvidia/.
@@ -86,6 +117,20 @@ def _can_load_generated_ptx():
     return nvrtc is not None and tuple(driver_version()[:2]) >= tuple(nvrtc)
 
 
+def _warn_if_ptx_unloadable():
+    """Upstream's RuntimeWarning when the driver cannot load the PTX this NVRTC
+    generates (see :func:`_can_load_generated_ptx`); none without a driver: the
+    compile needs none, and there is no driver to load the PTX into."""
+    try:
+        loadable = _can_load_generated_ptx()
+    except CUDAError:
+        return
+    if not loadable:
+        warnings.warn("The CUDA driver version is older than the backend version. "
+                      "The generated ptx will not be loadable by the current driver.",
+                      RuntimeWarning, stacklevel=2)
+
+
 def _program_compile_uncached(program, target_type, name_expressions, logs):
     """One compile of ``program`` without a cache (upstream's module-level seam: Program.compile
     calls it through this module's globals, so tests can replace it without NVRTC)."""
@@ -109,6 +154,50 @@ def _nvrtc_version():
     """NVRTC's (major, minor); loads NVRTC first (NVRTCError naming the files tried when it cannot)."""
     nvrtc_require(_nvrtc_candidates())
     return _nvrtc_info()[2]
+
+
+# nvrtcGetPCHCreateStatus results (nvrtc.h) and 1001, this package's "no PCH entry points".
+_NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED = 13
+_NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED = 14
+_NVRTC_NO_PCH_APIS = 1001
+
+
+def _pch_status_of(int result):
+    """Program.pch_status for nvrtcGetPCHCreateStatus's `result` (RuntimeError for a
+    libnvrtc without PCH entry points, upstream's)."""
+    if result == _NVRTC_NO_PCH_APIS:
+        raise_nvrtc_error(result, "reading the PCH status")
+    if result == 0:
+        return PCHStatusType.CREATED
+    if result == _NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED:
+        return PCHStatusType.NOT_ATTEMPTED
+    return PCHStatusType.FAILED   # heap exhausted again after the retry included, as upstream's
+
+
+cdef object _nvrtc_compile_and_extract(NvrtcProgramHandle h, vector[string]& opts, vector[string]& cexprs,
+                                       list exprs, str tt, str name, object logs):
+    """One NVRTC compile of `h` to `tt` and its output as an ObjectCode named `name`;
+    `logs` receives NVRTC's log. NVRTCError (with the log) when the compile fails.
+    The caller holds the program's lock."""
+    cdef vector[string] lowered
+    cdef string log
+    cdef string code
+    cdef int r
+    cdef int target = _TARGETS[tt]
+    with nogil:
+        r = nvrtc_compile(h, opts, cexprs, &log, &lowered)
+    text = log.decode("utf-8", "replace")
+    if logs is not None and text:
+        logs.write(text)
+    raise_nvrtc_error(r, f"compiling {name!r} to {tt}", text)
+    with nogil:
+        r = nvrtc_get_code(h, <NvrtcTarget>target, &code)
+    raise_nvrtc_error(r, f"reading the {tt} of {name!r}")
+    data = <bytes>code
+    if tt == "ptx":
+        data = data.rstrip(b"\0")
+    mapping = {e: <bytes>l for e, l in zip(exprs, lowered)}   # upstream's: the mangled names as bytes
+    return ObjectCode._init(data, tt, name=name, symbol_mapping=mapping)
 
 
 # ProgramOptions fields that reach the Linker for PTX input (the rest are NVRTC's).
@@ -524,6 +613,9 @@ cdef class Program:
     cdef object _options
     cdef str _code_type
     cdef object _ptx
+    cdef object _linker
+    cdef bint _linked
+    cdef object _pch_status
     cdef object _lock
     cdef object _code
     cdef bint _closed
@@ -555,7 +647,12 @@ cdef class Program:
             raise TypeError(f"{ct} source code must be a str, not {type(code).__name__}")
         self._code = code
         if ct == "ptx":
+            from cuda.core._linker import Linker
+
             self._ptx = code
+            # as upstream's: the PTX goes to the program's linker now (handle is the linker's)
+            self._linker = Linker(ObjectCode._init(code.encode(), "ptx", name=options.name),
+                                  options=_translate_program_options(options))
             return
         nvrtc_require(_nvrtc_candidates())
         cdef string src = code.encode()
@@ -595,6 +692,8 @@ cdef class Program:
         with self._lock:
             self._hv.reset()
             self._h.reset()
+            if self._linker is not None:
+                self._linker.close()
             self._ptx = None
             self._closed = True
 
@@ -620,8 +719,11 @@ cdef class Program:
     def handle(self):
         """The ``nvrtcProgram``: a ``cuda.bindings.nvrtc.nvrtcProgram`` when
         cuda-bindings is installed (as upstream's), else its address as an int;
-        None once closed (as upstream's); 0 for PTX, which has no NVRTC program.
-        An NVVM program's ``nvvmProgram`` address as an int (0 once closed)."""
+        None once closed (as upstream's). A PTX program's is its linker's
+        (:attr:`Linker.handle <cuda.core.Linker.handle>`), an NVVM program's the
+        ``nvvmProgram`` address as an int (0 once closed)."""
+        if self._linker is not None:
+            return self._linker.handle
         if self._closed:
             return 0 if self._code_type == "nvvm" else None   # upstream's closed NVVM program says 0
         if self._hv:
@@ -632,8 +734,16 @@ cdef class Program:
 
     @property
     def pch_status(self):
-        """Always ``None``: precompiled headers are not reported by this package."""
-        return None
+        """:class:`~cuda.core.typing.PCHStatusType` of the precompiled header the last
+        :meth:`compile` was asked to create (``ProgramOptions.create_pch`` or ``pch``):
+        ``"created"``, ``"not_attempted"`` (NVRTC chose not to) or ``"failed"``.
+
+        ``None`` when no PCH was requested, before the first compile, and for PTX
+        and NVVM programs. When NVRTC's PCH heap is too small, :meth:`compile`
+        sizes it to what the header needs and compiles again (a new NVRTC program,
+        so :attr:`handle` changes), as upstream's does. Requesting a PCH from a
+        libnvrtc older than CUDA 12.8 raises RuntimeError."""
+        return self._pch_status
 
     def compile(self, target_type, name_expressions=(), logs=None, *, cache=None):
         """Compile to ``"ptx"``, ``"cubin"`` or ``"ltoir"``; returns an :class:`~cuda.core.ObjectCode`.
@@ -696,10 +806,8 @@ cdef class Program:
         data = cache.get(key)
         if data is not None:
             # the driver's PTX loadability does not depend on where the PTX came from
-            if self._code_type == "c++" and tt == "ptx" and not _can_load_generated_ptx():
-                warnings.warn("The CUDA driver version is older than the backend version. "
-                              "The generated ptx will not be loadable by the current driver.",
-                              RuntimeWarning, stacklevel=2)
+            if self._code_type == "c++" and tt == "ptx":
+                _warn_if_ptx_unloadable()
             return ObjectCode._init(bytes(data), tt, name=self._options.name)
         result = _program_compile_uncached(self, tt, exprs, logs)
         cache[key] = result
@@ -713,26 +821,14 @@ cdef class Program:
         if self._code_type == "ptx":
             if tt == "ptx":
                 return ObjectCode._init(self._ptx.encode(), "ptx", name=name)
-            from cuda.core._linker import Linker
-
-            linker = Linker(ObjectCode._init(self._ptx.encode(), "ptx", name=name),
-                            options=_translate_program_options(self._options))
-            try:
-                result = linker.link(tt)
-                if logs is not None:
-                    text = linker.get_info_log()
-                    if text:
-                        logs.write(text)
-                return result
-            finally:
-                linker.close()
+            return self._link_ptx(tt, logs)
+        if tt == "ptx":
+            _warn_if_ptx_unloadable()   # upstream's, before it compiles
         cdef vector[string] opts
         cdef vector[string] cexprs
-        cdef vector[string] lowered
-        cdef string log
-        cdef string code
+        cdef string src
+        cdef string cname
         cdef int r
-        cdef int target = _TARGETS[tt]
         cdef NvrtcProgramHandle h
         for a in self._options.as_bytes("nvrtc", tt):
             opts.push_back(a)
@@ -742,20 +838,49 @@ cdef class Program:
             h = self._h
             if not h:
                 raise RuntimeError("Program has been closed")
+            result = _nvrtc_compile_and_extract(h, opts, cexprs, exprs, tt, name, logs)
+            if not (self._options.create_pch or self._options.pch):
+                self._pch_status = None
+                return result
             with nogil:
-                r = nvrtc_compile(h, opts, cexprs, &log, &lowered)
-            text = log.decode("utf-8", "replace")
-            if logs is not None and text:
-                logs.write(text)
-            raise_nvrtc_error(r, f"compiling {name!r} to {tt}", text)
-            with nogil:
-                r = nvrtc_get_code(h, <NvrtcTarget>target, &code)
-            raise_nvrtc_error(r, f"reading the {tt} of {name!r}")
-        data = <bytes>code
-        if tt == "ptx":
-            data = data.rstrip(b"\0")
-        mapping = {e: <bytes>l for e, l in zip(exprs, lowered)}   # upstream's: the mangled names as bytes
-        return ObjectCode._init(data, tt, name=name, symbol_mapping=mapping)
+                r = nvrtc_pch_create_status(h)
+            if r == _NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED:
+                # upstream's retry: size the (process-wide) PCH heap, compile a fresh program
+                with nogil:
+                    r = nvrtc_grow_pch_heap(h)
+                raise_nvrtc_error(r, "sizing NVRTC's PCH heap")
+                src = self._code.encode()
+                cname = name.encode()
+                with nogil:
+                    h = create_nvrtc_program_handle(src, cname)
+                if not h:
+                    raise_nvrtc_error(take_last_nvrtc_error(), "nvrtcCreateProgram")
+                self._h = h
+                result = _nvrtc_compile_and_extract(h, opts, cexprs, exprs, tt, name, logs)
+                with nogil:
+                    r = nvrtc_pch_create_status(h)
+            self._pch_status = _pch_status_of(r)
+        return result
+
+    def _link_ptx(self, str tt, logs):
+        """The PTX linked to `tt` by the program's linker; a linker links once, so a
+        later compile links with a new one, which becomes the program's."""
+        from cuda.core._linker import Linker
+
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("Program has been closed")
+            if self._linked:
+                self._linker.close()
+                self._linker = Linker(ObjectCode._init(self._ptx.encode(), "ptx", name=self._options.name),
+                                      options=_translate_program_options(self._options))
+            self._linked = True
+            result = self._linker.link(tt)
+            if logs is not None:
+                text = self._linker.get_info_log()
+                if text:
+                    logs.write(text)
+        return result
 
     def _compile_nvvm(self, str tt, logs):
         """libNVVM's verify + compile of this program to PTX or LTO-IR (libdevice added

@@ -352,6 +352,10 @@ cdef int nvrtc_compile(const NvrtcProgramHandle& program, const vector[string]& 
                        const vector[string]& name_expressions, string* log,
                        vector[string]* lowered) noexcept nogil
 cdef int nvrtc_get_code(const NvrtcProgramHandle& program, NvrtcTarget target, string* out) noexcept nogil
+# nvrtcGetPCHCreateStatus of the last compile (1001: this libnvrtc has no PCH entry points).
+cdef int nvrtc_pch_create_status(const NvrtcProgramHandle& program) noexcept nogil
+# Sets NVRTC's PCH heap to what the last compile of `program` needed.
+cdef int nvrtc_grow_pch_heap(const NvrtcProgramHandle& program) noexcept nogil
 
 
 # ---------------------------------------------------------------- libNVVM (cpp/nvvm.hpp)

@@ -381,6 +381,8 @@ cdef extern from "nvrtc.hpp" nogil:
     int nvrtc_compile "cuda_core::nvrtc_compile"(
         const NvrtcProgramHandle&, const vector[string]&, const vector[string]&, string*, vector[string]*)
     int nvrtc_get_code "cuda_core::nvrtc_get_code"(const NvrtcProgramHandle&, NvrtcTarget, string*)
+    int nvrtc_pch_create_status "cuda_core::nvrtc_pch_create_status"(const NvrtcProgramHandle&)
+    int nvrtc_grow_pch_heap "cuda_core::nvrtc_grow_pch_heap"(const NvrtcProgramHandle&)
 
 
 cdef int raise_nvrtc_error(int result, str what, str log=None) except -1:
@@ -389,6 +391,9 @@ cdef int raise_nvrtc_error(int result, str what, str log=None) except -1:
         return 0
     if result == 1000:   # kNvrtcNotLoaded
         raise NVRTCError(f"{what}: {nvrtc_load_error().decode()}", None)
+    if result == 1001:   # kNvrtcNoPchApis (upstream's RuntimeError)
+        raise RuntimeError("PCH was requested but the runtime libnvrtc does not support PCH APIs. "
+                           "Update to CUDA toolkit 12.8 or newer.")
     msg = f"{what}: {nvrtc_error_name(result).decode()}"
     if log:
         msg += f", compilation log:\n\n{log}"   # upstream's wording
