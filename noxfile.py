@@ -43,7 +43,7 @@ UPSTREAM_VERSION = "1.2.2"
 BINDINGS_SPEC = "cuda-bindings==13.*"
 # stubtest's checks change between mypy releases (new rules fail unchanged stubs): one release, raised on purpose.
 STUBTEST_SPEC = "mypy==2.4.1"
-TEST_DEPS = ["pytest>=7", "pytest-timeout", "numpy", "hypothesis>=6.100"]
+TEST_DEPS = ["pytest>=7", "pytest-timeout", "pytest-repeat", "numpy", "hypothesis>=6.100"]
 # The oldest distribution the published wheel installs on (RHEL 8, Debian 10, Ubuntu 20.04 have glibc >= 2.28).
 WHEEL_GLIBC = "2.28"
 WHEEL_PLATFORM = "manylinux_2_28_x86_64"

@@ -4,6 +4,8 @@ interpreter imports this package rather than NVIDIA's cuda-core).
 
     PYTHONPATH=tests/scenarios python -m pytest -p repeat_plugin --rounds 100 [pytest args] FILES...
 
+(pytest-repeat makes the rounds: each test runs as its own item every round, with fresh fixtures.)
+
 (tests/scenarios on sys.path rather than tests/, so that it works beside upstream's own `helpers` package). It answers "do fds, memory or cached imports grow with
 repetition?" for our IPC tests and for upstream's under either package: a line per 10 rounds, then one verdict
 line `repeat: ... growth per round after round 10: fds X, rss Y MiB`.
@@ -25,13 +27,27 @@ except ImportError:   # loaded with tests/scenarios itself on sys.path, beside a
 def pytest_addoption(parser):
     parser.addoption("--rounds", type=int, default=1, help="run the collected tests this many times in one process")
     parser.addoption("--report-every", type=int, default=10, help="print what the process holds every N rounds")
+    parser.addoption("--drop-test-state", action="store_true",
+                     help="after each test, drop what it stored on its test-class instance (self.x = ...): pytest "
+                          "keeps every item's instance to the session's end, and with it whatever the test left there")
 
 
-def pytest_collection_modifyitems(session, config, items):
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    instance = getattr(item, "instance", None)
+    if item.config.getoption("--drop-test-state") and instance is not None:
+        instance.__dict__.clear()
+
+
+def pytest_configure(config):
+    """Rounds are pytest-repeat's (--count N --repeat-scope session): every test N times as its own item, the whole
+    collection once per round, so each round gets fresh fixtures and test-class instances."""
     rounds = config.getoption("--rounds")
     if rounds > 1:
-        items[:] = [item for _ in range(rounds) for item in items]
-        config._repeat_round_size = len(items) // rounds
+        if not config.pluginmanager.hasplugin("repeat"):
+            raise pytest.UsageError("--rounds needs pytest-repeat (pip install pytest-repeat)")
+        config.option.count = rounds
+        config.option.repeat_scope = "session"
 
 
 def _rss_mib() -> float:
@@ -103,6 +119,6 @@ class _Tracker:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session):
-    size = getattr(session.config, "_repeat_round_size", len(session.items))
+    size = len(session.items) // max(1, session.config.getoption("--rounds"))   # after -k/-m deselection
     session.config.pluginmanager.register(_Tracker(size, session.config.getoption("--report-every")),
                                           "repeat-tracker")
