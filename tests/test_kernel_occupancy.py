@@ -74,7 +74,8 @@ def test_cluster_queries_take_the_stream_by_keyword(device, kernel, cluster):
         with pytest.raises(TypeError, match="keyword-only argument"):
             query(config)
         value = query(config, stream=device.default_stream)
-        assert type(value) is int and value > 0
+        # without a cluster dimension the H100 (driver 580) counts 0 active clusters
+        assert type(value) is int and (value >= 0 if cluster is None else value > 0)
     with pytest.raises(TypeError):
         kernel.occupancy.max_active_clusters("not a LaunchConfig", stream=device.default_stream)
 

@@ -491,6 +491,7 @@ class TestViews:
 
         field = nvml.FieldValue()
         field.field_id, field.value_type = int(nvml.FieldId.DEV_NVLINK_LINK_COUNT), 1
+        field.nvml_return = 0                   # a new record's status is uninitialised memory
         field.value.ui_val[0] = 0
         asked = []
         monkeypatch.setattr(nvml, "device_get_field_values", lambda handle, ids: asked.append(ids) or field)

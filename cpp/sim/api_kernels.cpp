@@ -363,7 +363,7 @@ CUresult config_shape(const CUlaunchConfig* config, int* threads, int* cluster) 
         return CUDA_ERROR_INVALID_VALUE;
     if (config->numAttrs != 0 && config->attrs == nullptr) return CUDA_ERROR_INVALID_VALUE;
     *threads = int(t);
-    *cluster = 1;
+    *cluster = 0;   // no cluster dimension given (an H100 then counts 0 active clusters)
     for (unsigned i = 0; i < config->numAttrs; ++i) {
         if (raw(config->attrs[i].id) != CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION) continue;
         const auto& d = config->attrs[i].value.clusterDim;
@@ -455,6 +455,6 @@ SIM_EXPORT CUresult CUDAAPI cuOccupancyMaxActiveClusters(int* numClusters, CUfun
     int threads = 0, cluster = 0;
     CUresult rc = check_cluster_query(numClusters, func, config, &threads, &cluster);
     if (rc != CUDA_SUCCESS) return rc;
-    *numClusters = blocks_per_sm(threads, config->sharedMemBytes) * kSmCount / cluster;
+    *numClusters = cluster == 0 ? 0 : blocks_per_sm(threads, config->sharedMemBytes) * kSmCount / cluster;
     return CUDA_SUCCESS;
 }
