@@ -1,0 +1,158 @@
+"""What the nodes of a graph hierarchy use (host callbacks, kernel arguments,
+operand allocations, events) is owned by the hierarchy: child-graph and
+conditional-body views add to it and may be dropped, embedded clones carry
+their own, destroying a node releases what it and the graphs below it use, and
+its views become invalid (never a dangling pointer)."""
+import gc
+import weakref
+
+import pytest
+
+
+class _Callback:
+    """A weak-referenceable host callback that counts its calls."""
+
+    def __init__(self):
+        self.calls = 0
+
+    def __call__(self):
+        self.calls += 1
+
+
+def _only(nodes, cls):
+    found = [n for n in nodes if isinstance(n, cls)]
+    assert len(found) == 1
+    return found[0]
+
+
+def _launch(gdef, stream):
+    graph = gdef.instantiate()
+    graph.launch(stream)
+    stream.sync()
+    graph.close()
+
+
+def test_callback_added_through_a_dropped_child_view_stays_with_the_root(device, stream):
+    from cuda.core.graph import GraphDefinition
+
+    parent = GraphDefinition()
+    node = parent.embed(GraphDefinition())
+    callback = _Callback()
+    ref = weakref.ref(callback)
+    node.child_graph.callback(callback)          # the view is dropped at once
+    del callback, node
+    gc.collect()
+    assert ref() is not None
+    _launch(parent, stream)
+    assert ref().calls == 1
+
+
+def test_callback_added_through_a_dropped_body_view_stays_with_the_root(device):
+    from cuda.core.graph import GraphDefinition
+
+    root = GraphDefinition()
+    callback = _Callback()
+    ref = weakref.ref(callback)
+    root.if_then(root.create_condition(1)).then.callback(callback)   # (the driver runs no host node in a body)
+    del callback
+    gc.collect()
+    assert ref() is not None
+    del root
+    gc.collect()
+    assert ref() is None
+
+
+def test_embedded_clone_carries_its_own_attachments(device, stream):
+    from cuda.core.graph import GraphDefinition, HostCallbackNode
+
+    callback = _Callback()
+    ref = weakref.ref(callback)
+    child = GraphDefinition()
+    child.callback(callback)
+    parent = GraphDefinition()
+    owner = parent.embed(child)
+    del callback, child
+    gc.collect()
+    assert ref() is not None                      # the clone's node keeps it, not the dropped source
+    _launch(parent, stream)
+    assert ref().calls == 1
+    _only(owner.child_graph.nodes(), HostCallbackNode).destroy()
+    gc.collect()
+    assert ref() is None
+
+
+def test_destroying_a_child_node_releases_and_invalidates_everything_below_it(device):
+    from cuda.core.graph import ChildGraphNode, GraphDefinition, HostCallbackNode
+
+    callback = _Callback()
+    ref = weakref.ref(callback)
+    inner = GraphDefinition()
+    inner.callback(callback)
+    middle = GraphDefinition()
+    middle.embed(inner)
+    outer = GraphDefinition()
+    owner = outer.embed(middle)
+    del callback, inner, middle
+    gc.collect()
+    assert ref() is not None
+
+    middle_view = owner.child_graph
+    nested = _only(middle_view.nodes(), ChildGraphNode)
+    inner_view = nested.child_graph
+    leaf = _only(inner_view.nodes(), HostCallbackNode)
+    hashes = hash(middle_view), hash(inner_view)
+    owner.destroy()
+    gc.collect()
+    assert ref() is None
+    assert int(middle_view.handle) == 0 and int(inner_view.handle) == 0
+    assert not middle_view.is_valid and not nested.is_valid and not leaf.is_valid
+    assert (hash(middle_view), hash(inner_view)) == hashes and middle_view != inner_view
+    with pytest.raises(RuntimeError, match="no longer valid"):
+        inner_view.callback(_Callback())
+    with pytest.raises(RuntimeError):
+        leaf.callback(_Callback())
+    assert outer.nodes() == set()
+
+
+@pytest.mark.parametrize("kind", ["if", "if_else", "while", "switch"])
+def test_destroying_a_conditional_node_releases_its_bodies_attachments(device, kind):
+    from cuda.core.graph import ConditionalNode, GraphDefinition
+
+    root = GraphDefinition()
+    cond = root.create_condition()
+    node = {"if": lambda: root.if_then(cond), "if_else": lambda: root.if_else(cond),
+            "while": lambda: root.while_loop(cond), "switch": lambda: root.switch(cond, 3)}[kind]()
+    refs = []
+    for body in node.branches:
+        callback = _Callback()
+        refs.append(weakref.ref(callback))
+        body.callback(callback)
+    del callback, body, node
+    gc.collect()
+    assert all(r() is not None for r in refs)
+    owner = _only(root.nodes(), ConditionalNode)
+    bodies = owner.branches
+    owner.destroy()
+    gc.collect()
+    assert all(r() is None for r in refs)
+    assert all(int(b.handle) == 0 and not b.is_valid for b in bodies)
+
+
+def test_executable_keeps_what_a_destroyed_node_used(device, stream):
+    from cuda.core.graph import GraphDefinition
+
+    callback = _Callback()
+    ref = weakref.ref(callback)
+    gdef = GraphDefinition()
+    node = gdef.embed(GraphDefinition()).child_graph.callback(callback)
+    graph = gdef.instantiate()
+    node.destroy()
+    del callback, node, gdef
+    gc.collect()
+    assert ref() is not None
+    graph.launch(stream)
+    stream.sync()
+    assert ref().calls == 1
+    del graph
+    gc.collect()
+    assert ref() is None
