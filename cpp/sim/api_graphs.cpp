@@ -64,6 +64,7 @@ struct Node {
     GraphOp op;                           // a captured operation's closure
     NodeParams params;
     std::vector<void*> arg_ptrs;          // what cuGraphKernelNodeGetParams hands out (into params.args)
+    uint64_t cloned_from = 0;             // a clone's node: the id of the node it copies (cuGraphNodeFindInClone)
 };
 
 struct Graph {
@@ -364,6 +365,7 @@ uint64_t clone_graph(uint64_t src_id, uint64_t owner_node) {
     for (Node& n : copy.nodes) {
         uint64_t fresh = G().next_id++;
         renamed[node_handle(n.id)] = node_handle(fresh);
+        n.cloned_from = n.id;
         n.id = fresh;
         G().node_graph[fresh] = id;
     }
@@ -1306,6 +1308,23 @@ SIM_EXPORT CUresult CUDAAPI cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUg
     if (n == nullptr) return CUDA_ERROR_INVALID_VALUE;
     *phGraph = graph_handle(n->params.child);
     return CUDA_SUCCESS;
+}
+
+// The node of clone `hClonedGraph` (a child node's embedded graph, a clone of the graph it
+// was given) that copies `hOriginalNode`; CUDA_ERROR_INVALID_VALUE when none does.
+SIM_EXPORT CUresult CUDAAPI cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginalNode,
+                                                   CUgraph hClonedGraph) {
+    SIM_ENTER(cuGraphNodeFindInClone);
+    if (!phNode || !hOriginalNode || !hClonedGraph) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    uint64_t original = handle_id(hOriginalNode, TAG_NODE);
+    for (const Node& n : graph_nodes(handle_id(hClonedGraph, TAG_GRAPH))) {
+        if (n.cloned_from == original) {
+            *phNode = node_handle(n.id);
+            return CUDA_SUCCESS;
+        }
+    }
+    return CUDA_ERROR_INVALID_VALUE;
 }
 
 // --- executable-graph node parameters, enabling, update ----------------------------------------
