@@ -156,3 +156,28 @@ def test_executable_keeps_what_a_destroyed_node_used(device, stream):
     del graph
     gc.collect()
     assert ref() is None
+
+
+def test_weak_handles_see_a_graph_release_its_operand_allocations(device, stream):
+    from cuda.core import DeviceMemoryResource
+    from cuda.core._utils._weak_handles import WeakHandle, weak_handle
+    from cuda.core.graph import GraphDefinition
+
+    mr = DeviceMemoryResource(device)
+    src, dst = mr.allocate(4, stream=stream), mr.allocate(4, stream=stream)
+    stream.sync()
+    gdef = GraphDefinition()
+    gdef.memcpy(dst, src, 4)
+    src_weak, dst_weak = weak_handle(src), weak_handle(dst)
+    graph_weak = weak_handle(gdef.embed(GraphDefinition()).child_graph)   # a view observes its root graph
+    assert isinstance(src_weak, WeakHandle) and src_weak.use_count() >= 2
+    src.close()
+    dst.close()
+    assert src_weak and dst_weak and graph_weak       # the memcpy node keeps both allocations
+    with pytest.raises(ValueError, match="no active allocation"):
+        weak_handle(src)
+    with pytest.raises(TypeError):
+        weak_handle(object())
+    del gdef
+    gc.collect()
+    assert not src_weak and not dst_weak and not graph_weak and src_weak.expired()
