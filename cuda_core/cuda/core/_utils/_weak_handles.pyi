@@ -1,3 +1,5 @@
+__all__ = ["WeakHandle", "weak_handle"]
+
 class WeakHandle:
     """Non-owning weak handle of a resource's shared control block."""
     def __bool__(self) -> bool: ...

@@ -43,9 +43,6 @@ cdef class WeakHandle:
 
     cdef WeakAnyHandle _ref
 
-    def __init__(self):
-        raise TypeError("WeakHandle objects are made by weak_handle()")
-
     def __bool__(self):
         return not self._ref.expired()
 
