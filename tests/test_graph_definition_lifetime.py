@@ -181,3 +181,24 @@ def test_weak_handles_see_a_graph_release_its_operand_allocations(device, stream
     del gdef
     gc.collect()
     assert not src_weak and not dst_weak and not graph_weak and src_weak.expired()
+
+
+def test_destroying_a_captured_conditional_node_invalidates_its_builder_body_views(device):
+    from cuda.core.graph import ConditionalNode
+
+    gb = device.create_graph_builder().begin_building()
+    then = gb.if_then(gb.create_condition(1))
+    body = then.graph_definition                  # a conditional builder's body, before it captures
+    callback = _Callback()
+    ref = weakref.ref(callback)
+    leaf = body.callback(callback)
+    del callback
+    gb.end_building()
+    owner = _only(gb.graph_definition.nodes(), ConditionalNode)
+    owner.destroy()
+    gc.collect()
+    assert ref() is None
+    assert not body.is_valid and int(body.handle) == 0 and not leaf.is_valid
+    with pytest.raises(RuntimeError, match="no longer valid"):
+        body.nodes()
+    gb.close()

@@ -616,6 +616,8 @@ cdef class GraphBuilder:
                 r = graph_driver().cuStreamUpdateCaptureDependencies_(raw, &node, NULL, 1,
                                                                      CU_STREAM_SET_CAPTURE_DEPENDENCIES)
         check(r)
+        (<_Hierarchy>self._hier).captured_bodies[<uintptr_t>node] = tuple(
+            <uintptr_t>params.conditional.phGraph_out[i] for i in range(params.conditional.size))
         branches = []
         for i in range(params.conditional.size):
             branch = GraphBuilder_for_stream(self._stream.device.create_stream())

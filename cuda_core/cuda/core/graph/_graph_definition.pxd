@@ -14,6 +14,7 @@ cdef class GraphCondition:
 cdef class _Hierarchy:
     cdef dict attachments     # CUgraphNode (int) -> what that node uses (callback, kernel and args, operands, Event)
     cdef dict bodies          # conditional CUgraphNode (int) -> (GraphCondition, cond type, tuple of body CUgraph ints)
+    cdef dict captured_bodies # a builder's conditional CUgraphNode (int) -> tuple of its body CUgraph ints
     cdef dict views           # CUgraph (int) of a child or body graph -> WeakSet of its GraphDefinition views
 
 

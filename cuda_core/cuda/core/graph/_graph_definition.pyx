@@ -120,6 +120,7 @@ cdef class _Hierarchy:
     def __cinit__(self):
         self.attachments = {}
         self.bodies = {}
+        self.captured_bodies = {}
         self.views = {}
 
     def _snapshot(self):
@@ -486,8 +487,11 @@ cdef class GraphDefinition:
 
     def _collect_below(self, uintptr_t raw, list nodes, list graphs):
         info = self._hier.bodies.get(raw)
+        captured = self._hier.captured_bodies.get(raw)
         if info is not None:
             subgraphs = list(info[2])
+        elif captured is not None:
+            subgraphs = list(captured)
         elif _node_type(raw) == <int>CU_GRAPH_NODE_TYPE_GRAPH:
             subgraphs = [<uintptr_t>_embedded_graph(raw)]
         else:
@@ -504,6 +508,7 @@ cdef class GraphDefinition:
         for n in nodes:
             self._hier.attachments.pop(n, None)
             self._hier.bodies.pop(n, None)
+            self._hier.captured_bodies.pop(n, None)
         for graph in graphs:
             for view in list(self._hier.views.pop(graph, ())):
                 (<GraphDefinition>view)._invalidate()
