@@ -202,3 +202,44 @@ def test_destroying_a_captured_conditional_node_invalidates_its_builder_body_vie
     with pytest.raises(RuntimeError, match="no longer valid"):
         body.nodes()
     gb.close()
+
+
+@pytest.mark.sim_only
+@pytest.mark.ours_only
+def test_embed_keeps_the_sources_attachments_when_the_clone_cannot_be_mapped():
+    # cuGraphNodeFindInClone fails (a simulator knob): embed() still succeeds, and the child
+    # node keeps everything the source's nodes use until it is destroyed (never a dangling callback)
+    import textwrap
+
+    from helpers import run_python
+
+    script = textwrap.dedent("""
+        import gc, weakref
+        from cuda.core import Device
+        from cuda.core.graph import GraphDefinition
+        class Callback:
+            calls = 0
+            def __call__(self):
+                Callback.calls += 1
+        dev = Device(); dev.set_current()
+        stream = dev.create_stream()
+        callback = Callback()
+        ref = weakref.ref(callback)
+        child = GraphDefinition()
+        child.callback(callback)
+        parent = GraphDefinition()
+        owner = parent.embed(child)
+        del callback, child
+        gc.collect()
+        assert ref() is not None
+        parent.instantiate().launch(stream)
+        stream.sync()
+        assert Callback.calls == 1
+        owner.destroy()
+        gc.collect()
+        assert ref() is None
+        print("ok")
+    """)
+    proc = run_python(["-c", script], env_extra={"CUDA_SIM_FAIL": "cuGraphNodeFindInClone=CUDA_ERROR_NOT_SUPPORTED"},
+                      timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]

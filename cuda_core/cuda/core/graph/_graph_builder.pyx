@@ -34,7 +34,7 @@ from cuda.core._resource_handles cimport (
 from cuda.core.graph._host_callback cimport resolve_host_callback
 from cuda.core.graph._graph_definition cimport (
     GraphCondition, GraphCondition_from_handle, GraphDefinition, GraphDefinition_view, _Hierarchy,
-    import_clone_attachments, parse_condition_default,
+    parse_condition_default, record_clone_attachments,
 )
 
 from cuda.core.graph._subclasses import _executable_node_view
@@ -245,13 +245,6 @@ cdef uintptr_t _capture_tail(CUstream stream) except? 0:
     cdef size_t ndeps = 0
     check(graph_driver().cuStreamGetCaptureInfo_(stream, &status, NULL, &graph, &deps, &edges, &ndeps))
     return <uintptr_t>deps[0] if ndeps == 1 and deps != NULL else 0
-
-
-cdef CUgraph _child_graph_of(CUgraphNode node) except? NULL:
-    """The graph child node `node` embeds."""
-    cdef CUgraph embedded = NULL
-    check(graph_driver().cuGraphChildGraphNodeGetGraph_(node, &embedded))
-    return embedded
 
 
 cdef CUresult _end_capture_into_body(CUstream stream) noexcept:
@@ -697,7 +690,7 @@ cdef class GraphBuilder:
                                                                      CU_STREAM_SET_CAPTURE_DEPENDENCIES)
         check(r)
         # The clone's nodes use what the child's did: recorded per node (destroying one releases it).
-        import_clone_attachments(<_Hierarchy>self._hier, <_Hierarchy>child._hier, c_child, _child_graph_of(node))
+        record_clone_attachments(<_Hierarchy>self._hier, <_Hierarchy>child._hier, c_child, <uintptr_t>node)
         self._retained.append(child._retained)
 
     def callback(self, fn, *, user_data=None):

@@ -41,7 +41,8 @@ cdef int parse_condition_default(object default_value, unsigned int* value, unsi
 # it shares the handle and `hierarchy` (what the hierarchy's nodes use).
 cdef GraphDefinition GraphDefinition_view(GraphHandle graph, _Hierarchy hierarchy)
 
-# Records in `into` what the clone `clone` (a child node's embedded graph) of graph
-# `source` (of hierarchy `source_hierarchy`) uses: its nodes use what the source's did.
-cdef int import_clone_attachments(_Hierarchy into, _Hierarchy source_hierarchy, CUgraph source,
-                                  CUgraph clone) except -1
+# Records in `into` what child node `owner`'s embedded graph (a clone of graph `source`, of
+# hierarchy `source_hierarchy`) uses: each cloned node what its source node did; when the
+# driver cannot map the clone, `owner` keeps everything `source_hierarchy` records.
+cdef int record_clone_attachments(_Hierarchy into, _Hierarchy source_hierarchy, CUgraph source,
+                                  uintptr_t owner) except -1

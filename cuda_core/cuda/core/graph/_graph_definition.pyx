@@ -51,6 +51,7 @@ from cuda.core.graph._graph_node cimport (
 from cuda.core.graph._host_callback cimport resolve_host_callback
 
 from cuda.core.graph._subclasses import _NODE_CLASSES, ConditionalNode, IfElseNode, IfNode, SwitchNode, WhileNode
+from cuda.core._utils.cuda_utils import CUDAError
 from cuda.core._utils.validators import check_str_enum
 from cuda.core.typing import GraphConditionalType, GraphMemoryType
 
@@ -164,22 +165,33 @@ cdef int _node_type(uintptr_t node) except -1:
     return <int>t
 
 
-cdef int import_clone_attachments(_Hierarchy into, _Hierarchy source_hierarchy, CUgraph source,
-                                  CUgraph clone) except -1:
+cdef int _map_clone_attachments(dict into, dict source_attachments, CUgraph source, CUgraph clone) except -1:
     # Each node of `source` that uses something (or embeds a graph) is found in
-    # `clone` (cuGraphNodeFindInClone); its clone uses the same, recorded in `into`.
+    # `clone` (cuGraphNodeFindInClone); its copy uses the same, recorded in `into`.
     cdef CUgraphNode copy
     for n in _graph_nodes(source):
-        kept = source_hierarchy.attachments.get(n)
+        kept = source_attachments.get(n)
         is_child = _node_type(n) == <int>CU_GRAPH_NODE_TYPE_GRAPH
         if kept is None and not is_child:
             continue
         copy = NULL
         check(graph_driver().cuGraphNodeFindInClone_(&copy, <CUgraphNode><uintptr_t>n, clone))
         if kept is not None:
-            into.attachments[<uintptr_t>copy] = kept
+            into[<uintptr_t>copy] = kept
         if is_child:
-            import_clone_attachments(into, source_hierarchy, _embedded_graph(n), _embedded_graph(<uintptr_t>copy))
+            _map_clone_attachments(into, source_attachments, _embedded_graph(n), _embedded_graph(<uintptr_t>copy))
+    return 0
+
+
+cdef int record_clone_attachments(_Hierarchy into, _Hierarchy source_hierarchy, CUgraph source,
+                                  uintptr_t owner) except -1:
+    cdef dict mapped = {}
+    try:
+        _map_clone_attachments(mapped, source_hierarchy.attachments, source, _embedded_graph(owner))
+    except CUDAError:
+        into.attachments[owner] = source_hierarchy._snapshot()     # released with the child node
+        return 0
+    into.attachments.update(mapped)
     return 0
 
 
@@ -612,8 +624,7 @@ cdef class GraphDefinition:
             if child.get().graph == g.get().graph:
                 raise ValueError("a GraphDefinition cannot embed itself")
             check(graph_driver().cuGraphAddChildGraphNode_(&node, g.get().graph, deps, n, child.get().graph))
-            import_clone_attachments(self._hier, (<GraphDefinition>arg)._hier, child.get().graph,
-                                     _embedded_graph(<uintptr_t>node))
+            record_clone_attachments(self._hier, (<GraphDefinition>arg)._hier, child.get().graph, <uintptr_t>node)
         else:
             raise ValueError(f"unknown node kind {kind!r}")
         if kind == "record" or kind == "wait":
@@ -700,8 +711,8 @@ cdef class GraphDefinition:
         with nogil:
             r = graph_driver().cuGraphNodeSetParams_(<CUgraphNode>node, &params)
         check(r)
-        self._forget(below[0], below[1])
-        import_clone_attachments(self._hier, (<GraphDefinition>child)._hier, c.get().graph, _embedded_graph(node))
+        self._forget([node] + below[0], below[1])
+        record_clone_attachments(self._hier, (<GraphDefinition>child)._hier, c.get().graph, node)
 
     def _add_kernel(self, uintptr_t dep, config, kernel, tuple args):
         """A new KernelNode (cuGraphAddKernelNode) depending on node `dep` (0: the
