@@ -252,7 +252,8 @@ namespace cuda_core {
     X(cuOccupancyAvailableDynamicSMemPerBlock)   \
     X(cuOccupancyMaxPotentialClusterSize)        \
     X(cuOccupancyMaxActiveClusters)              \
-    X(cuKernelGetLibrary)
+    X(cuKernelGetLibrary)                        \
+    X(cuGraphNodeFindInClone)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

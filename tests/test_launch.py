@@ -311,3 +311,17 @@ def test_kernel_from_handle_warns_when_mod_is_another_library(device):
         "The library from the provided ObjectCode does not match the library associated with this kernel."]
     assert caught[0].category is UserWarning
     assert same == kernel == other and other.attributes.max_threads_per_block > 0
+
+
+def test_kernel_from_handle_recovers_the_library_of_a_loaded_kernel(device):
+    # upstream 1.2.2: a cuda.core kernel's handle, without mod, keeps that kernel's library loaded
+    import gc
+
+    from cuda.core import Kernel
+
+    code = compile_fill("cubin")
+    kernel = code.get_kernel(FILL_NAME)
+    again = Kernel.from_handle(int(kernel.handle))
+    del kernel, code
+    gc.collect()
+    assert again.attributes.max_threads_per_block > 0

@@ -364,6 +364,23 @@ SIM_EXPORT CUresult CUDAAPI cuGraphChildGraphNodeGetGraph(CUgraphNode hNode, CUg
     return CUDA_SUCCESS;
 }
 
+// The node of clone `hClonedGraph` (a child node's embedded graph, a clone of the graph it
+// was given) that copies `hOriginalNode`; CUDA_ERROR_INVALID_VALUE when none does.
+SIM_EXPORT CUresult CUDAAPI cuGraphNodeFindInClone(CUgraphNode* phNode, CUgraphNode hOriginalNode,
+                                                   CUgraph hClonedGraph) {
+    SIM_ENTER(cuGraphNodeFindInClone);
+    if (!phNode || !hOriginalNode || !hClonedGraph) return CUDA_ERROR_INVALID_VALUE;
+    std::lock_guard<std::mutex> g(G().mu);
+    uint64_t original = handle_id(hOriginalNode, TAG_NODE);
+    for (const Node& n : graph_nodes(handle_id(hClonedGraph, TAG_GRAPH))) {
+        if (n.cloned_from == original) {
+            *phNode = node_handle(n.id);
+            return CUDA_SUCCESS;
+        }
+    }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
 SIM_EXPORT CUresult CUDAAPI cuGraphExecChildGraphNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
                                                               CUgraph childGraph) {
     SIM_ENTER(cuGraphExecChildGraphNodeSetParams);

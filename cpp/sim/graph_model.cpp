@@ -266,6 +266,7 @@ uint64_t clone_graph(uint64_t src_id, uint64_t owner_node) {
     for (Node& n : copy.nodes) {
         uint64_t fresh = G().next_id++;
         renamed[node_handle(n.id)] = node_handle(fresh);
+        n.cloned_from = n.id;
         n.id = fresh;
         G().node_graph[fresh] = id;
     }

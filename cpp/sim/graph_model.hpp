@@ -81,6 +81,7 @@ struct Node {
     GraphOp op;                           // a captured operation's closure
     NodeParams params;
     std::vector<void*> arg_ptrs;          // what cuGraphKernelNodeGetParams hands out (into params.args)
+    uint64_t cloned_from = 0;             // a clone's node: the id of the node it copies (cuGraphNodeFindInClone)
 };
 
 struct Graph {

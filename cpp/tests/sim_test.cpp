@@ -1757,6 +1757,45 @@ TEST_F(Sim, ExplicitGraphNodesRunInDependencyOrderAndUpdate) {
     OK(D.cuMemPoolDestroy(pool));
 }
 
+// cuGraphNodeFindInClone: a child node's embedded graph is a clone of the graph it was
+// given; each node of that graph has its copy there (nested embedded graphs too), and a
+// node the clone does not copy is INVALID_VALUE.
+TEST_F(Sim, ChildGraphClonesFindTheirCopyOfEachNode) {
+    CUgraph inner = nullptr, middle = nullptr, outer = nullptr;
+    OK(D.cuGraphCreate(&inner, 0));
+    OK(D.cuGraphCreate(&middle, 0));
+    OK(D.cuGraphCreate(&outer, 0));
+    CUgraphNode leaf = nullptr, empty = nullptr, child = nullptr, copy = nullptr;
+    OK(D.cuGraphAddEmptyNode(&leaf, inner, nullptr, 0));
+    OK(D.cuGraphAddEmptyNode(&empty, middle, nullptr, 0));
+    OK(D.cuGraphAddChildGraphNode(&child, middle, &empty, 1, inner));
+    CUgraph inner_in_middle = nullptr;
+    OK(D.cuGraphChildGraphNodeGetGraph(child, &inner_in_middle));
+    OK(D.cuGraphNodeFindInClone(&copy, leaf, inner_in_middle));
+    EXPECT_NE(leaf, copy);
+    CUgraphNode in_middle_leaf = copy;
+
+    CUgraphNode outer_child = nullptr;
+    OK(D.cuGraphAddChildGraphNode(&outer_child, outer, nullptr, 0, middle));
+    CUgraph middle_in_outer = nullptr;
+    OK(D.cuGraphChildGraphNodeGetGraph(outer_child, &middle_in_outer));
+    CUgraphNode child_copy = nullptr, empty_copy = nullptr;
+    OK(D.cuGraphNodeFindInClone(&empty_copy, empty, middle_in_outer));
+    OK(D.cuGraphNodeFindInClone(&child_copy, child, middle_in_outer));
+    CUgraphNodeType type = CU_GRAPH_NODE_TYPE_EMPTY;
+    OK(D.cuGraphNodeGetType(child_copy, &type));
+    EXPECT_EQ(CU_GRAPH_NODE_TYPE_GRAPH, type);
+    CUgraph inner_in_outer = nullptr;
+    OK(D.cuGraphChildGraphNodeGetGraph(child_copy, &inner_in_outer));
+    OK(D.cuGraphNodeFindInClone(&copy, in_middle_leaf, inner_in_outer));  // nested: a clone of a clone
+
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphNodeFindInClone(&copy, empty, inner_in_outer));  // not copied there
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphNodeFindInClone(nullptr, empty, middle_in_outer));
+    OK(D.cuGraphDestroy(outer));
+    OK(D.cuGraphDestroy(middle));
+    OK(D.cuGraphDestroy(inner));
+}
+
 TEST_F(Sim, GraphStructureEdgesRemovalAndConditionalNodes) {
     CUgraph g = nullptr, other = nullptr;
     OK(D.cuGraphCreate(&g, 0));

@@ -10,6 +10,7 @@ ObjectCode is gone.
 """
 import os
 import warnings
+import weakref
 from collections import namedtuple
 
 from libc.stdint cimport uintptr_t
@@ -30,6 +31,10 @@ from cuda.core._stream cimport Stream, Stream_accept
 from cuda.core._utils.cuda_utils import CUDAError, driver
 
 __all__ = ["Kernel", "ObjectCode"]
+
+# CUkernel (int) -> a live Kernel that ObjectCode.get_kernel made for it: Kernel.from_handle
+# without `mod` takes that kernel's library (and code) from it, so the library stays loaded.
+_loaded_kernels = weakref.WeakValueDictionary()
 
 ParamInfo = namedtuple("ParamInfo", ("offset", "size"))
 MaxPotentialBlockSizeOccupancyResult = namedtuple("MaxPotentialBlockSizeOccupancyResult",
@@ -337,7 +342,9 @@ cdef class Kernel:
 
     @staticmethod
     def from_handle(handle, mod=None):
-        """A Kernel for a foreign ``CUkernel`` address; ``mod`` (an ObjectCode) is kept alive with it.
+        """A Kernel for a ``CUkernel`` address; ``mod`` (an ObjectCode) is kept alive with it.
+        Without ``mod``, a kernel that :meth:`ObjectCode.get_kernel` made (and is still alive)
+        keeps its library loaded, as upstream's reverse lookup does.
 
         Warns (UserWarning) when ``mod`` is loaded and its library is not the kernel's (on a
         driver that reports a kernel's library, CUDA 12.5 and later)."""
@@ -352,6 +359,10 @@ cdef class Kernel:
         cdef LibraryHandle lib
         if mod is not None and (<ObjectCode>mod)._h:
             lib = (<ObjectCode>mod)._h
+        cdef Kernel loaded = _loaded_kernels.get(handle) if mod is None else None
+        if loaded is not None:                  # made by this package: keep its library loaded
+            lib = loaded._h.get().library
+            mod = loaded._module
         cdef KernelHandle h = borrow_kernel_handle(<CUkernel><uintptr_t>handle, lib)
         if not h:
             raise_last_error()
@@ -501,7 +512,9 @@ cdef class ObjectCode:
                 if <int>code == CUDA_ERROR_NOT_FOUND_:
                     exc.args = (f"{exc.args[0]}: no kernel named {name!r} in {self!r}",) + exc.args[1:]
                 raise
-        return Kernel._wrap(h, self, name)
+        kernel = Kernel._wrap(h, self, name)
+        _loaded_kernels[<uintptr_t>h.get().kernel] = kernel
+        return kernel
 
     def get_module(self):
         """Not provided: this package loads context-independent libraries (see :attr:`handle`)."""

@@ -728,6 +728,7 @@ cdef extern from "resource_handles.hpp" namespace "cuda_core" nogil:
         CUgraph graph
         shared_ptr[const ContextBox] context
         cbool owned
+        shared_ptr[const GraphBox] parent
     cppclass GraphExecBox:
         CUgraphExec exec "exec"
         shared_ptr[const ContextBox] context

@@ -8,7 +8,8 @@ cdef class GraphBuilder:
     cdef int _state           # _NOT_STARTED, _CAPTURING, _ENDED
     cdef bint _closed
     cdef GraphHandle _graph   # the captured graph, after end_building (primary builders)
-    cdef list _retained       # host callbacks and their copied user data, kept for the graph's lifetime
+    cdef list _retained       # host callbacks whose captured node was not found, kept for the graph's lifetime
+    cdef object _hier         # the _Hierarchy of its graph (what captured nodes use), shared with forks, bodies, views
     cdef GraphHandle _body    # a conditional builder's body graph (a view; the conditional node owns it)
     cdef object __weakref__
 

@@ -33,7 +33,8 @@ from cuda.core._resource_handles cimport (
 )
 from cuda.core.graph._host_callback cimport resolve_host_callback
 from cuda.core.graph._graph_definition cimport (
-    GraphCondition, GraphCondition_from_handle, GraphDefinition, GraphDefinition_view, parse_condition_default,
+    GraphCondition, GraphCondition_from_handle, GraphDefinition, GraphDefinition_view, _Hierarchy,
+    parse_condition_default, record_clone_attachments,
 )
 
 from cuda.core.graph._subclasses import _executable_node_view
@@ -175,7 +176,7 @@ cdef object _retained_for(object source):
     """What a graph made from `source` must keep alive (host callbacks, kernel
     arguments, operand allocations, events)."""
     if isinstance(source, GraphBuilder):
-        return (<GraphBuilder>source)._retained
+        return list((<GraphBuilder>source)._retained) + (<GraphBuilder>source)._hier._snapshot()
     return (<GraphDefinition>source)._retained_objects()
 
 
@@ -220,16 +221,30 @@ cpdef GraphBuilder GraphBuilder_for_stream(Stream stream):
     gb._kind = _PRIMARY
     gb._state = _NOT_STARTED
     gb._retained = []
+    gb._hier = _Hierarchy()
     return gb
 
 
-cdef GraphBuilder _forked_builder(Stream stream, list retained):
+cdef GraphBuilder _forked_builder(Stream stream, list retained, object hierarchy):
     """A builder on `stream`, which already joined the capture by waiting on an event."""
     cdef GraphBuilder gb = GraphBuilder_for_stream(stream)
     gb._kind = _FORKED
     gb._state = _CAPTURING
     gb._retained = retained
+    gb._hier = hierarchy
     return gb
+
+
+cdef uintptr_t _capture_tail(CUstream stream) except? 0:
+    """The node just captured on `stream` (its capture's one dependency), 0 when
+    the capture does not name exactly one."""
+    cdef CUstreamCaptureStatus status = <CUstreamCaptureStatus>CU_STREAM_CAPTURE_STATUS_NONE
+    cdef CUgraph graph = NULL
+    cdef const CUgraphNode* deps = NULL
+    cdef const CUgraphEdgeData* edges = NULL
+    cdef size_t ndeps = 0
+    check(graph_driver().cuStreamGetCaptureInfo_(stream, &status, NULL, &graph, &deps, &edges, &ndeps))
+    return <uintptr_t>deps[0] if ndeps == 1 and deps != NULL else 0
 
 
 cdef CUresult _end_capture_into_body(CUstream stream) noexcept:
@@ -343,14 +358,14 @@ cdef class GraphBuilder:
             raise RuntimeError("A forked GraphBuilder has no graph of its own; use the primary builder")
         if self._state == _NOT_STARTED:
             if self._kind == _CONDITIONAL:
-                return GraphDefinition_view(self._body)
+                return GraphDefinition_view(self._body, <_Hierarchy>self._hier)
             raise RuntimeError("graph_definition is not available before begin_building() (no graph yet)")
         if self._state == _CAPTURING:
             raise RuntimeError("graph_definition is not available while the capture is in progress; "
                                "call end_building() first")
         if not self._graph:
             raise RuntimeError("Graph has not finished building.")
-        return GraphDefinition_view(self._graph)
+        return GraphDefinition_view(self._graph, <_Hierarchy>self._hier)
 
     def begin_building(self, mode="relaxed") -> GraphBuilder:
         """Begin capturing work enqueued on :attr:`stream`; returns self.
@@ -482,7 +497,7 @@ cdef class GraphBuilder:
             for _ in range(count - 1):
                 stream = self._stream.device.create_stream()
                 stream.wait(event)
-                result.append(_forked_builder(stream, self._retained))
+                result.append(_forked_builder(stream, self._retained, self._hier))
         finally:
             event.close()
         return tuple(result)
@@ -594,11 +609,14 @@ cdef class GraphBuilder:
                 r = graph_driver().cuStreamUpdateCaptureDependencies_(raw, &node, NULL, 1,
                                                                      CU_STREAM_SET_CAPTURE_DEPENDENCIES)
         check(r)
+        (<_Hierarchy>self._hier).captured_bodies[<uintptr_t>node] = tuple(
+            <uintptr_t>params.conditional.phGraph_out[i] for i in range(params.conditional.size))
         branches = []
         for i in range(params.conditional.size):
             branch = GraphBuilder_for_stream(self._stream.device.create_stream())
             branch._kind = _CONDITIONAL
             branch._retained = self._retained
+            branch._hier = self._hier
             branch._body = borrow_graph_handle(params.conditional.phGraph_out[i], self._stream._h.get().context)
             branches.append(branch)
         return tuple(branches)
@@ -671,7 +689,8 @@ cdef class GraphBuilder:
                 r = graph_driver().cuStreamUpdateCaptureDependencies_(raw, &node, NULL, 1,
                                                                      CU_STREAM_SET_CAPTURE_DEPENDENCIES)
         check(r)
-        # The clone calls the child's host callbacks: this graph keeps them too.
+        # The clone's nodes use what the child's did: recorded per node (destroying one releases it).
+        record_clone_attachments(<_Hierarchy>self._hier, <_Hierarchy>child._hier, c_child, <uintptr_t>node)
         self._retained.append(child._retained)
 
     def callback(self, fn, *, user_data=None):
@@ -698,7 +717,11 @@ cdef class GraphBuilder:
         with nogil:
             r = graph_driver().cuLaunchHostFunc_(raw, c_fn, c_data)
         check(r)
-        self._retained.append(kept)
+        node = _capture_tail(raw)
+        if node:
+            (<_Hierarchy>self._hier).attachments[node] = kept    # released with the node
+        else:
+            self._retained.append(kept)                          # kept for the graph's lifetime
 
 
 cdef class Graph:

@@ -1,6 +1,6 @@
 from libc.stdint cimport uintptr_t
 
-from cuda.core._resource_handles cimport GraphHandle
+from cuda.core._resource_handles cimport CUgraph, GraphHandle
 
 
 cdef class GraphCondition:
@@ -8,12 +8,20 @@ cdef class GraphCondition:
     cdef object __weakref__
 
 
+# What the nodes of one graph hierarchy (a root graph, the graphs its child nodes
+# embed and its conditional nodes' bodies, at any depth) use, shared by every
+# GraphDefinition (root or view) and builder of that hierarchy.
+cdef class _Hierarchy:
+    cdef dict attachments     # CUgraphNode (int) -> what that node uses (callback, kernel and args, operands, Event)
+    cdef dict bodies          # conditional CUgraphNode (int) -> (GraphCondition, cond type, tuple of body CUgraph ints)
+    cdef dict captured_bodies # a builder's conditional CUgraphNode (int) -> tuple of its body CUgraph ints
+    cdef dict views           # CUgraph (int) of a child or body graph -> WeakSet of its GraphDefinition views
+
+
 cdef class GraphDefinition:
     cdef GraphHandle _h
-    cdef dict _kept           # CUgraphNode (int) -> the object its node uses (Event, GraphDefinition)
-    cdef list _outlived       # what destroyed or updated nodes used: clones embedded elsewhere may call it
-    cdef dict _bodies         # conditional CUgraphNode (int) -> (GraphCondition, cond type, body views)
-    cdef object _owner        # a body graph's view: the GraphDefinition holding its node (kept alive)
+    cdef _Hierarchy _hier     # shared with every view of the same hierarchy
+    cdef uintptr_t _addr      # the CUgraph it was made for (equality and hash, kept once it is invalid)
     cdef object __weakref__
 
     cdef GraphHandle _graph_handle(self) except *
@@ -29,5 +37,12 @@ cdef GraphCondition GraphCondition_from_handle(unsigned long long handle)
 # flags of cuGraphConditionalHandleCreate for it.
 cdef int parse_condition_default(object default_value, unsigned int* value, unsigned int* flags) except -1
 
-# A GraphDefinition viewing `graph` (a builder's captured graph): it shares the handle.
-cdef GraphDefinition GraphDefinition_view(GraphHandle graph)
+# A GraphDefinition viewing `graph` (a builder's captured graph, a child or body graph):
+# it shares the handle and `hierarchy` (what the hierarchy's nodes use).
+cdef GraphDefinition GraphDefinition_view(GraphHandle graph, _Hierarchy hierarchy)
+
+# Records in `into` what child node `owner`'s embedded graph (a clone of graph `source`, of
+# hierarchy `source_hierarchy`) uses: each cloned node what its source node did; when the
+# driver cannot map the clone, `owner` keeps everything `source_hierarchy` records.
+cdef int record_clone_attachments(_Hierarchy into, _Hierarchy source_hierarchy, CUgraph source,
+                                  uintptr_t owner) except -1

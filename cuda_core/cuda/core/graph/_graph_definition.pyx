@@ -11,10 +11,17 @@ host callback, event record/wait, memory allocation/free, child graph and
 conditional nodes can be added explicitly (from the graph's entry point or after
 a node); what a node uses (kernel and arguments, operand allocations, callbacks,
 events, child definitions) is kept for the definition's lifetime and handed to
-the graphs instantiated from it. A conditional node's body graphs are
-GraphDefinition views owned by the node. :class:`GraphCondition` is the
+the graphs instantiated from it. What the nodes of a graph hierarchy (a root
+graph, the graphs its child nodes embed, its conditional nodes' bodies) use is
+owned by the hierarchy (:class:`_Hierarchy`), whichever view added them; an
+embedded clone's nodes use what the source's did, destroying a node releases
+what it and the graphs below it use, and their views become invalid. A
+conditional node's body graphs and a child node's graph are GraphDefinition
+views of the hierarchy, kept alive by the root graph while their node lives. :class:`GraphCondition` is the
 condition variable of conditional nodes.
 """
+import weakref
+
 from libc.stdint cimport uintptr_t
 
 from libcpp.vector cimport vector
@@ -27,7 +34,7 @@ from cuda.core._resource_handles cimport (
     bindings_handle, borrow_child_graph_handle, CUdeviceptr, CUevent, CUgraph, CUgraphNode, CUgraphNodeType, CUresult, GraphHandle, check, create_graph_handle, current_device_ordinal, graph_driver,
     primary_context, raise_last_error,
     CU_GRAPH_COND_ASSIGN_DEFAULT, CU_GRAPH_COND_TYPE_IF, CU_GRAPH_COND_TYPE_SWITCH, CU_GRAPH_COND_TYPE_WHILE,
-    CU_GRAPH_NODE_TYPE_CONDITIONAL, CUcontext, CUgraphConditionalHandle, CUgraphConditionalNodeType, CUgraphNodeParams, borrow_graph_handle,
+    CU_GRAPH_NODE_TYPE_CONDITIONAL, CUcontext, CUgraphConditionalHandle, CUgraphConditionalNodeType, CUgraphNodeParams,
 )
 
 from cuda.core._event cimport Event
@@ -44,6 +51,7 @@ from cuda.core.graph._graph_node cimport (
 from cuda.core.graph._host_callback cimport resolve_host_callback
 
 from cuda.core.graph._subclasses import _NODE_CLASSES, ConditionalNode, IfElseNode, IfNode, SwitchNode, WhileNode
+from cuda.core._utils.cuda_utils import CUDAError
 from cuda.core._utils.validators import check_str_enum
 from cuda.core.typing import GraphConditionalType, GraphMemoryType
 
@@ -104,10 +112,87 @@ cdef int parse_condition_default(object default_value, unsigned int* value, unsi
     return 0
 
 
-cdef GraphDefinition GraphDefinition_view(GraphHandle graph):
+cdef class _Hierarchy:
+    """What the nodes of one graph hierarchy use (host callbacks, kernel
+    arguments, operand allocations, events), the conditional nodes' bodies,
+    and the live views of its child and body graphs (invalidated with the node
+    owning their graph)."""
+
+    def __cinit__(self):
+        self.attachments = {}
+        self.bodies = {}
+        self.captured_bodies = {}
+        self.views = {}
+
+    def _snapshot(self):
+        """What the graphs instantiated now must keep alive: every node's attachment."""
+        return list(self.attachments.values())
+
+
+cdef GraphDefinition GraphDefinition_view(GraphHandle graph, _Hierarchy hierarchy):
     cdef GraphDefinition d = GraphDefinition.__new__(GraphDefinition)
     d._h = graph
+    d._hier = hierarchy if hierarchy is not None else _Hierarchy()
+    d._addr = <uintptr_t>graph.get().graph if graph.get() != NULL else 0
+    views = d._hier.views.get(d._addr)
+    if views is None:
+        views = d._hier.views[d._addr] = weakref.WeakSet()
+    views.add(d)
     return d
+
+
+cdef list _graph_nodes(CUgraph graph):
+    """The nodes of `graph`, as ints."""
+    cdef size_t n = 0
+    cdef vector[CUgraphNode] raw
+    check(graph_driver().cuGraphGetNodes_(graph, NULL, &n))
+    raw.resize(n)
+    if n:
+        check(graph_driver().cuGraphGetNodes_(graph, raw.data(), &n))
+    return [<uintptr_t>raw[i] for i in range(n)]
+
+
+cdef CUgraph _embedded_graph(uintptr_t node) except? NULL:
+    """The graph child node `node` embeds."""
+    cdef CUgraph embedded = NULL
+    check(graph_driver().cuGraphChildGraphNodeGetGraph_(<CUgraphNode>node, &embedded))
+    return embedded
+
+
+cdef int _node_type(uintptr_t node) except -1:
+    cdef CUgraphNodeType t
+    check(graph_driver().cuGraphNodeGetType_(<CUgraphNode>node, &t))
+    return <int>t
+
+
+cdef int _map_clone_attachments(dict into, dict source_attachments, CUgraph source, CUgraph clone) except -1:
+    # Each node of `source` that uses something (or embeds a graph) is found in
+    # `clone` (cuGraphNodeFindInClone); its copy uses the same, recorded in `into`.
+    cdef CUgraphNode copy
+    for n in _graph_nodes(source):
+        kept = source_attachments.get(n)
+        is_child = _node_type(n) == <int>CU_GRAPH_NODE_TYPE_GRAPH
+        if kept is None and not is_child:
+            continue
+        copy = NULL
+        check(graph_driver().cuGraphNodeFindInClone_(&copy, <CUgraphNode><uintptr_t>n, clone))
+        if kept is not None:
+            into[<uintptr_t>copy] = kept
+        if is_child:
+            _map_clone_attachments(into, source_attachments, _embedded_graph(n), _embedded_graph(<uintptr_t>copy))
+    return 0
+
+
+cdef int record_clone_attachments(_Hierarchy into, _Hierarchy source_hierarchy, CUgraph source,
+                                  uintptr_t owner) except -1:
+    cdef dict mapped = {}
+    try:
+        _map_clone_attachments(mapped, source_hierarchy.attachments, source, _embedded_graph(owner))
+    except CUDAError:
+        into.attachments[owner] = source_hierarchy._snapshot()     # released with the child node
+        return 0
+    into.attachments.update(mapped)
+    return 0
 
 
 cdef class GraphDefinition:
@@ -134,6 +219,8 @@ cdef class GraphDefinition:
         self._h = create_graph_handle(primary_context(ordinal if ordinal >= 0 else 0))
         if not self._h:
             raise_last_error()
+        self._hier = _Hierarchy()
+        self._addr = <uintptr_t>self._h.get().graph
 
     cdef GraphHandle _graph_handle(self) except *:
         if not self._h:
@@ -146,10 +233,10 @@ cdef class GraphDefinition:
     def __eq__(self, other):
         if not isinstance(other, GraphDefinition):
             return NotImplemented
-        return self._address() == (<GraphDefinition>other)._address()
+        return self._addr == (<GraphDefinition>other)._addr
 
     def __hash__(self):
-        return hash(self._address())
+        return hash(self._addr)
 
     def _address(self):
         """The CUgraph's address (0 once this definition is no longer valid)."""
@@ -162,12 +249,7 @@ cdef class GraphDefinition:
         return self._h.get() != NULL
 
     cdef void _invalidate(self):
-        """Drops the graph (its node was destroyed) and every body graph of its nodes."""
-        if self._bodies is not None:
-            for info in self._bodies.values():
-                for body in info[2]:
-                    (<GraphDefinition>body)._invalidate()
-            self._bodies = None
+        """Drops the graph: the node owning it was destroyed (the driver destroyed it)."""
         self._h.reset()
 
     @property
@@ -184,8 +266,9 @@ cdef class GraphDefinition:
     @property
     def handle(self):
         """The ``CUgraph``: a ``cuda.bindings.driver.CUgraph`` when cuda-bindings is
-        installed (as upstream's), else its address as an int."""
-        return bindings_handle("driver.CUgraph", <uintptr_t>self._graph_handle().get().graph)
+        installed (as upstream's), else its address as an int; 0 once this
+        definition is no longer valid (its owning node was destroyed)."""
+        return bindings_handle("driver.CUgraph", <uintptr_t>self._h.get().graph if self._h else 0)
 
     def instantiate(self, options=None):
         """Instantiate into an executable :class:`~cuda.core.graph.Graph`
@@ -391,20 +474,61 @@ cdef class GraphDefinition:
         return IfElseNode if len(branches) == 2 else IfNode
 
     def _conditional_info(self, uintptr_t raw):
-        """(condition, cond_type, branches) of conditional node `raw`, or None when
-        it was not added through cuda.core (a captured graph's)."""
-        return self._bodies.get(raw) if self._bodies is not None else None
+        """(condition, cond_type, branches) of conditional node `raw` (branches: new
+        views of its body graphs), or None when it was not added through
+        cuda.core (a captured graph's)."""
+        info = self._hier.bodies.get(raw)
+        if info is None or not self._h:
+            return None
+        return (info[0], info[1], tuple(self._view_of(body) for body in info[2]))
 
-    def _forget_node(self, uintptr_t raw):
-        """Node `raw` was destroyed: invalidate its body graphs. What it used is
-        kept for this definition's life: a clone of the node (this definition
-        embedded elsewhere) may still use it."""
-        if self._kept is not None:
-            self._outlive(self._kept.pop(raw, None))
-        info = self._bodies.pop(raw, None) if self._bodies is not None else None
+    def _view_of(self, uintptr_t graph):
+        """A new GraphDefinition view of `graph` (a child or body graph below this
+        one): it shares the hierarchy and keeps the root graph alive."""
+        cdef GraphHandle view = borrow_child_graph_handle(<CUgraph>graph, self._graph_handle())
+        if not view:
+            raise_last_error()
+        return GraphDefinition_view(view, self._hier)
+
+    def _below(self, uintptr_t raw):
+        """(nodes, graphs) below node `raw`: the graphs a child node embeds or a
+        conditional node's bodies are, at any depth, and their nodes."""
+        nodes, graphs = [], []
+        self._collect_below(raw, nodes, graphs)
+        return nodes, graphs
+
+    def _collect_below(self, uintptr_t raw, list nodes, list graphs):
+        info = self._hier.bodies.get(raw)
+        captured = self._hier.captured_bodies.get(raw)
         if info is not None:
-            for body in info[2]:
-                (<GraphDefinition>body)._invalidate()
+            subgraphs = list(info[2])
+        elif captured is not None:
+            subgraphs = list(captured)
+        elif _node_type(raw) == <int>CU_GRAPH_NODE_TYPE_GRAPH:
+            subgraphs = [<uintptr_t>_embedded_graph(raw)]
+        else:
+            return
+        for graph in subgraphs:
+            graphs.append(graph)
+            for n in _graph_nodes(<CUgraph><uintptr_t>graph):
+                nodes.append(n)
+                self._collect_below(n, nodes, graphs)
+
+    def _forget(self, nodes, graphs):
+        """`nodes` and `graphs` were destroyed: release what the nodes used,
+        invalidate the graphs' views."""
+        for n in nodes:
+            self._hier.attachments.pop(n, None)
+            self._hier.bodies.pop(n, None)
+            self._hier.captured_bodies.pop(n, None)
+        for graph in graphs:
+            for view in list(self._hier.views.pop(graph, ())):
+                (<GraphDefinition>view)._invalidate()
+
+    def _forget_node(self, uintptr_t raw, below):
+        """Node `raw` was destroyed, and with it `below` (its _below, read before):
+        what they used is released (executables made earlier keep their own)."""
+        self._forget([raw] + below[0], below[1])
 
     def _add_conditional(self, uintptr_t dep, condition, str kind, count):
         """A new conditional node (cuGraphAddNode) of `kind` ("if", "while",
@@ -435,14 +559,9 @@ cdef class GraphDefinition:
             r = graph_driver().cuGraphAddNode_(&node, g.get().graph, &d if dep else NULL, NULL, 1 if dep else 0,
                                                &params)
         check(r)
-        branches = []
-        for i in range(params.conditional.size):
-            body = GraphDefinition_view(borrow_graph_handle(params.conditional.phGraph_out[i], g.get().context))
-            (<GraphDefinition>body)._owner = self
-            branches.append(body)
-        if self._bodies is None:
-            self._bodies = {}
-        self._bodies[<uintptr_t>node] = (condition, GraphConditionalType(kind), tuple(branches))
+        self._hier.bodies[<uintptr_t>node] = (
+            condition, GraphConditionalType(kind),
+            tuple(<uintptr_t>params.conditional.phGraph_out[i] for i in range(params.conditional.size)))
         return self._node(<uintptr_t>node)
 
     def _add_empty_node(self, deps):
@@ -505,17 +624,16 @@ cdef class GraphDefinition:
             if child.get().graph == g.get().graph:
                 raise ValueError("a GraphDefinition cannot embed itself")
             check(graph_driver().cuGraphAddChildGraphNode_(&node, g.get().graph, deps, n, child.get().graph))
+            record_clone_attachments(self._hier, (<GraphDefinition>arg)._hier, child.get().graph, <uintptr_t>node)
         else:
             raise ValueError(f"unknown node kind {kind!r}")
-        if kind != "free":
-            if self._kept is None:
-                self._kept = {}
-            self._kept[<uintptr_t>node] = arg
+        if kind == "record" or kind == "wait":
+            self._hier.attachments[<uintptr_t>node] = arg
         return self._node(<uintptr_t>node)
 
     def _kept_object(self, uintptr_t node):
-        """The Event or child definition that node `node` was added with (None: not added here)."""
-        return self._kept.get(node) if self._kept is not None else None
+        """What node `node` uses, as recorded when it was added or updated (None: nothing recorded)."""
+        return self._hier.attachments.get(node)
 
     def _add_alloc(self, uintptr_t dep, size, device, memory_type, peer_access):
         """A new allocation node (cuGraphAddMemAllocNode) depending on node
@@ -554,41 +672,25 @@ cdef class GraphDefinition:
         params.accessDescCount = access.size()
         check(graph_driver().cuGraphAddMemAllocNode_(&node, g.get().graph, &d if dep else NULL, 1 if dep else 0,
                                                     &params))
-        if self._kept is None:
-            self._kept = {}
-        self._kept[<uintptr_t>node] = (kind, ordinal, tuple(_device_ordinal(p) for p in (peer_access or ())))
+        self._hier.attachments[<uintptr_t>node] = (kind, ordinal, tuple(_device_ordinal(p) for p in (peer_access or ())))
         return self._node(<uintptr_t>node)
 
     # ---- nodes with parameters: kernel launch, memset, memcpy, host callback
 
     def _keep(self, uintptr_t node, value):
-        """Keep `value` (what node `node` uses) for the life of this definition;
-        what the node used before stays kept too (a clone may still use it)."""
-        if self._kept is None:
-            self._kept = {}
-        self._outlive(self._kept.get(node))
-        self._kept[node] = value
-
-    def _outlive(self, value):
-        """Keep `value`, which a node no longer uses, for the life of this definition."""
-        if value is None:
-            return
-        if self._outlived is None:
-            self._outlived = []
-        self._outlived.append(value)
+        """Record `value` as what node `node` uses, for as long as the node lives;
+        what it used before is released here (executables made earlier and
+        clones embedded elsewhere keep their own)."""
+        self._hier.attachments[node] = value
 
     def _retained_objects(self):
         """What the graphs instantiated from this definition must keep alive: a
-        snapshot of every node's kept objects (child definitions keep theirs)."""
-        return list(self._kept.values()) if self._kept is not None else []
+        snapshot of what every node of its hierarchy uses."""
+        return self._hier._snapshot()
 
     def _child_view(self, uintptr_t embedded):
         """A GraphDefinition viewing `embedded`, the graph a child node of this one owns."""
-        cdef GraphHandle g = self._graph_handle()
-        cdef GraphHandle view = borrow_child_graph_handle(<CUgraph>embedded, g)
-        if not view:
-            raise_last_error()
-        return GraphDefinition_view(view)
+        return self._view_of(embedded)
 
     def _replace_child(self, uintptr_t node, child):
         """Replaces the graph child node `node` embeds with a clone of `child`
@@ -605,10 +707,12 @@ cdef class GraphDefinition:
         memset(&params, 0, sizeof(params))
         params.type = <CUgraphNodeType>CU_GRAPH_NODE_TYPE_GRAPH
         params.graph.graph = c.get().graph
+        below = self._below(node)
         with nogil:
             r = graph_driver().cuGraphNodeSetParams_(<CUgraphNode>node, &params)
         check(r)
-        self._keep(node, child)
+        self._forget([node] + below[0], below[1])
+        record_clone_attachments(self._hier, (<GraphDefinition>child)._hier, c.get().graph, node)
 
     def _add_kernel(self, uintptr_t dep, config, kernel, tuple args):
         """A new KernelNode (cuGraphAddKernelNode) depending on node `dep` (0: the

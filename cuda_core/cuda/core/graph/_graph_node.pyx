@@ -159,10 +159,11 @@ cdef class GraphNode:
         if self._graph is None or not self._graph.is_valid:
             self._node = 0      # its graph is gone, and the node with it
             return
+        below = self._graph._below(raw)     # read first: the driver destroys them with the node
         with nogil:
             r = graph_driver().cuGraphDestroyNode_(node)
         check(r)
-        self._graph._forget_node(raw)
+        self._graph._forget_node(raw, below)
         if _node_registry.get(raw) is self:
             del _node_registry[raw]
         self._node = 0
