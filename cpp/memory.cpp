@@ -70,7 +70,7 @@ std::size_t mapping_size(CUdeviceptr ptr) noexcept {
 CUresult detail::free_pointer(CUdeviceptr ptr, const MemoryPoolHandle& pool, const StreamHandle& stream) noexcept {
     ContextScopeGuard scope(context_for(stream, pool));
     if (scope.status() != CUDA_SUCCESS) return scope.status();
-    if (pool && pool->host_located) {
+    if (pool && pool->unsafe_beside_capture) {
         RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
         return drv().cuMemFreeAsync_(ptr, stream ? stream->stream : nullptr);
     }
@@ -94,7 +94,7 @@ MemoryPoolHandle create_memory_pool_handle(const ContextHandle& context, const C
     box->context = context;
     box->owned = true;
     box->host_located = props.location.type != CU_MEM_LOCATION_TYPE_DEVICE;
-    box->grows_unsafely_beside_capture = box->host_located || props.handleTypes != CU_MEM_HANDLE_TYPE_NONE;
+    box->unsafe_beside_capture = box->host_located || props.handleTypes != CU_MEM_HANDLE_TYPE_NONE;
     return make_handle(std::move(box), &destroy_pool_box);
 }
 
@@ -141,6 +141,7 @@ MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) no
     if (r != CUDA_SUCCESS) return fail<MemoryPoolHandle>(r);
     box->context = context;
     box->owned = true;
+    box->unsafe_beside_capture = true;   // frees of its imported allocations
     return make_handle(std::move(box), &destroy_imported_pool_box);
 }
 
@@ -184,7 +185,7 @@ DevicePtrHandle create_deviceptr_handle(const MemoryPoolHandle& pool, std::size_
     }
     CUdeviceptr ptr = 0;
     CUresult r;
-    if (pool->grows_unsafely_beside_capture) {
+    if (pool->unsafe_beside_capture) {
         RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
         r = drv().cuMemAllocFromPoolAsync_(&ptr, size, pool->pool, stream->stream);
     } else {

@@ -20,14 +20,13 @@ struct MemoryPoolBox {
     CUmemoryPool pool;
     ContextHandle context;  // keeps the device's primary context alive (may be empty)
     bool owned;             // created or imported by us: destroyed by the deleter
-    // HOST / HOST_NUMA location: allocating from such a pool is prohibited while
-    // another thread captures in GLOBAL mode (seen on the H200), so allocations
-    // and, by the same token, frees run in relaxed capture mode.
+    // HOST / HOST_NUMA location.
     bool host_located = false;
-    // Host-located or exportable (IPC): an allocation that grows such a pool is refused while another thread
-    // captures in GLOBAL mode (the H200: host pools; the H100: a new IPC pool), so allocations run in relaxed
-    // capture mode. A plain device pool's allocations skip the two mode swaps.
-    bool grows_unsafely_beside_capture = false;
+    // Host-located, exportable (IPC) or imported: allocating from such a pool and freeing into it are refused
+    // while another thread captures in GLOBAL mode (the H200: host pools; the H100, driver 580: a new IPC pool's
+    // allocation, cuMemFreeAsync of an IPC pool's or an imported allocation), so both run in relaxed capture mode.
+    // A plain device pool's allocations and frees skip the two mode swaps.
+    bool unsafe_beside_capture = false;
 };
 using MemoryPoolHandle = std::shared_ptr<const MemoryPoolBox>;
 

@@ -44,6 +44,13 @@ CUresult pool_alloc_locked(Pool* p, size_t bytesize, int dev, CUdeviceptr* dptr)
 
 // Frees the pool allocation or import mapping at `dptr` (ordered on hStream).
 // Requires the exclusive lock; hStream was resolved.
+// The pool `dptr` was allocated from or imported through (nullptr: none); requires S().mu.
+const Pool* pool_of(CUdeviceptr dptr) {
+    auto it = region_at(uintptr_t(dptr));
+    if (it == S().regions.end() || it->second.kind == RegionKind::Tombstone) return nullptr;
+    return pool_by_id(it->second.pool_id);
+}
+
 CUresult pool_free_locked(CUdeviceptr dptr, CUstream hStream) {
     State& s = S();
     auto it = region_at(uintptr_t(dptr));
@@ -127,6 +134,10 @@ SIM_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream) {
     bool handled = false;
     rc = capture_free(hStream, dptr, &handled);
     if (handled) return rc;
+    // Freeing into a host, IPC-enabled or imported pool is potentially unsafe during another thread's GLOBAL
+    // capture, as allocating from one is (the H100, driver 580: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
+    if (const Pool* p = pool_of(dptr); p && (p->host || p->ipc || p->imported))
+        if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;
     rc = pool_free_locked(dptr, hStream);
     if (rc == CUDA_SUCCESS) forget_graph_allocation(dptr);  // graph memory freed by its user
     return rc;
