@@ -1,0 +1,141 @@
+"""What a graph node uses is owned by a CUDA user object the node's graph holds:
+the driver carries it into clones made outside this package (cuGraphClone),
+executable graphs and launches still running, and the last release drops it on
+the main Python thread (never on the thread that dropped the graph, never
+during interpreter shutdown)."""
+import gc
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import weakref
+
+import pytest
+
+
+class _Recorder:
+    """A host callback that records its calls and the thread that finalizes it."""
+
+    def __init__(self, finalized=None):
+        self.calls = 0
+        self.finalized = finalized
+
+    def __call__(self):
+        self.calls += 1
+
+    def __del__(self):
+        if self.finalized is not None:
+            self.finalized.append(threading.get_ident())
+
+
+def _eventually(predicate, timeout=10.0):
+    """Polls `predicate` while the main thread runs pending calls and collects."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        gc.collect()
+        time.sleep(0.01)
+    return True
+
+
+def test_driver_clone_keeps_the_callback_after_the_source_is_gone(device, stream):
+    driver = pytest.importorskip("cuda.bindings.driver")
+    from cuda.core.graph import GraphDefinition
+
+    def check(result):
+        err, *rest = result
+        assert err == driver.CUresult.CUDA_SUCCESS, err
+        return rest[0] if rest else None
+
+    callback = _Recorder()
+    weak = weakref.ref(callback)
+    gdef = GraphDefinition()
+    node = gdef.callback(callback)
+    clone = check(driver.cuGraphClone(driver.CUgraph(int(gdef.handle))))
+    node.destroy()
+    del callback, node, gdef
+    gc.collect()
+    assert weak() is not None, "the clone's node still calls it"
+
+    exec_ = check(driver.cuGraphInstantiate(clone, 0))
+    check(driver.cuGraphLaunch(exec_, driver.CUstream(int(stream.handle))))
+    stream.sync()
+    assert weak().calls == 1
+    check(driver.cuGraphExecDestroy(exec_))
+    check(driver.cuGraphDestroy(clone))
+    assert _eventually(lambda: weak() is None)
+
+
+def test_close_during_launch_keeps_what_later_nodes_use(device, stream):
+    from cuda.core.graph import GraphDefinition
+
+    later = _Recorder()
+    weak_later = weakref.ref(later)
+    seen = {}
+    graph = None
+
+    def close_mid_launch():
+        graph.close()
+        gc.collect()
+        seen["alive"] = weak_later() is not None
+
+    gdef = GraphDefinition()
+    first = gdef.callback(close_mid_launch)
+    second = gdef.callback(later)
+    second.pred = {first}
+    graph = gdef.instantiate()
+    del gdef, later, first, second
+    gc.collect()
+    graph.launch(stream)
+    stream.sync()
+    assert seen == {"alive": True}
+    assert weak_later().calls == 1
+    del close_mid_launch
+    assert _eventually(lambda: weak_later() is None)
+
+
+def test_release_runs_on_the_main_thread_when_another_thread_drops_the_graph(device):
+    from cuda.core.graph import GraphDefinition
+
+    finalized = []
+    holder = []
+    for _ in range(40):   # more than CPython's pending-call queue holds: releases are coalesced
+        gdef = GraphDefinition()
+        gdef.callback(_Recorder(finalized))
+        holder.append(gdef)
+    del gdef
+
+    worker = threading.Thread(target=holder.clear)
+    worker.start()
+    worker.join()
+    assert _eventually(lambda: len(finalized) == 40)
+    assert set(finalized) == {threading.get_ident()}
+
+
+def test_interpreter_exit_with_attached_graphs_is_clean(tmp_path):
+    code = textwrap.dedent("""
+        import threading
+        from cuda.core import Device
+        from cuda.core.graph import GraphDefinition
+
+        class Callback:
+            def __call__(self):
+                pass
+            def __del__(self):
+                print("finalized")
+
+        Device().set_current()
+        kept = GraphDefinition()
+        kept.callback(Callback())
+        dropped = [GraphDefinition() for _ in range(4)]
+        for g in dropped:
+            g.callback(Callback())
+        threading.Thread(target=dropped.clear).start()
+        print("done")
+    """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                            cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "done" in result.stdout
