@@ -8,10 +8,11 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 import weakref
 
 import pytest
+
+from helpers import eventually, released
 
 
 class _Recorder:
@@ -27,17 +28,6 @@ class _Recorder:
     def __del__(self):
         if self.finalized is not None:
             self.finalized.append(threading.get_ident())
-
-
-def _eventually(predicate, timeout=10.0):
-    """Polls `predicate` while the main thread runs pending calls and collects."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            return False
-        gc.collect()
-        time.sleep(0.01)
-    return True
 
 
 def test_driver_clone_keeps_the_callback_after_the_source_is_gone(device, stream):
@@ -65,7 +55,7 @@ def test_driver_clone_keeps_the_callback_after_the_source_is_gone(device, stream
     assert weak().calls == 1
     check(driver.cuGraphExecDestroy(exec_))
     check(driver.cuGraphDestroy(clone))
-    assert _eventually(lambda: weak() is None)
+    assert released(weak)
 
 
 def test_close_during_launch_keeps_what_later_nodes_use(device, stream):
@@ -93,7 +83,7 @@ def test_close_during_launch_keeps_what_later_nodes_use(device, stream):
     assert seen == {"alive": True}
     assert weak_later().calls == 1
     del close_mid_launch
-    assert _eventually(lambda: weak_later() is None)
+    assert released(weak_later)
 
 
 def test_release_runs_on_the_main_thread_when_another_thread_drops_the_graph(device):
@@ -110,7 +100,7 @@ def test_release_runs_on_the_main_thread_when_another_thread_drops_the_graph(dev
     worker = threading.Thread(target=holder.clear)
     worker.start()
     worker.join()
-    assert _eventually(lambda: len(finalized) == 40)
+    assert eventually(lambda: len(finalized) == 40)
     assert set(finalized) == {threading.get_ident()}
 
 

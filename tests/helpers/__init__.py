@@ -129,14 +129,19 @@ def stale_accesses(lib):
     return int(lib.cuSimStaleAccessCount()), (f"{name} @ {addr.value:#x}" if name else "")
 
 
-def released(*refs, timeout=10.0):
-    """Whether every weak reference in `refs` dies within `timeout` seconds. What
-    graph nodes use is released by the driver's user-object destructor, queued
-    for the main thread: this polls (collecting, running pending calls) until then."""
+def eventually(predicate, timeout=10.0):
+    """Whether `predicate()` becomes true within `timeout` seconds. What graph
+    nodes use is released by the driver's user-object destructor, queued for
+    the main thread: this polls (collecting, running pending calls) until then."""
     deadline = time.monotonic() + timeout
-    while any(r() is not None for r in refs):
+    while not predicate():
         if time.monotonic() > deadline:
             return False
         gc.collect()
         time.sleep(0.01)
     return True
+
+
+def released(*refs, timeout=10.0):
+    """Whether every weak reference in `refs` dies within `timeout` seconds (see eventually)."""
+    return eventually(lambda: all(r() is None for r in refs), timeout)
