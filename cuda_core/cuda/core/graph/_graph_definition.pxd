@@ -61,7 +61,8 @@ cdef int parse_condition_default(object default_value, unsigned int* value, unsi
 cdef GraphDefinition GraphDefinition_view(GraphHandle graph, _Hierarchy hierarchy)
 
 # Records in `into` what child node `owner`'s embedded graph (a clone of graph `source`, of
-# hierarchy `source_hierarchy`) uses: each cloned node what its source node did; when the
-# driver cannot map the clone, `owner` keeps everything `source_hierarchy` records.
+# hierarchy `source_hierarchy`) uses: each cloned node what its source node did (the clone
+# holds its own user object references, copied by the driver); when the driver cannot map
+# the clone, `owner` keeps what no user object owns of what `source_hierarchy` records.
 cdef int record_clone_attachments(_Hierarchy into, _Hierarchy source_hierarchy, CUgraph source,
                                   uintptr_t owner) except -1
