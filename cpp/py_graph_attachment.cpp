@@ -2,6 +2,8 @@
 // releases drained on the main Python thread (see py_graph_attachment.hpp).
 #include <Python.h>
 
+#include <pthread.h>
+
 #include <atomic>
 #include <new>
 
@@ -59,6 +61,10 @@ public:
 
     void stop() noexcept { accepting_.store(false, std::memory_order_release); }
 
+    // In a forked child: the parent's outstanding pending call may not exist
+    // there, so the next push or retry asks again (a second drain finds nothing).
+    void forget_schedule_after_fork() noexcept { scheduled_.store(false, std::memory_order_release); }
+
 private:
     // CPython's pending call (main thread, GIL held): drops every queued reference.
     static int pending_call(void* self) noexcept {
@@ -91,7 +97,11 @@ private:
 };
 
 ReleaseQueue& release_queue() noexcept {
-    static ReleaseQueue* queue = new ReleaseQueue();  // never freed (see ReleaseQueue)
+    static ReleaseQueue* queue = [] {
+        auto* q = new ReleaseQueue();  // never freed (see ReleaseQueue)
+        pthread_atfork(nullptr, nullptr, [] { release_queue().forget_schedule_after_fork(); });
+        return q;
+    }();
     return *queue;
 }
 

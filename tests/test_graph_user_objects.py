@@ -129,3 +129,30 @@ def test_interpreter_exit_with_attached_graphs_is_clean(tmp_path):
                             cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "done" in result.stdout
+
+
+def test_driver_clone_of_a_built_graph_keeps_its_captured_callback(device, stream):
+    driver = pytest.importorskip("cuda.bindings.driver")
+
+    def check(result):
+        err, *rest = result
+        assert err == driver.CUresult.CUDA_SUCCESS, err
+        return rest[0] if rest else None
+
+    callback = _Recorder()
+    weak = weakref.ref(callback)
+    gb = device.create_graph_builder().begin_building()
+    gb.callback(callback)
+    gb.end_building()
+    clone = check(driver.cuGraphClone(driver.CUgraph(int(gb.graph_definition.handle))))
+    gb.close()
+    del callback, gb
+    gc.collect()
+    assert weak() is not None, "the clone's captured host node still calls it"
+    exec_ = check(driver.cuGraphInstantiate(clone, 0))
+    check(driver.cuGraphLaunch(exec_, driver.CUstream(int(stream.handle))))
+    stream.sync()
+    assert weak().calls == 1
+    check(driver.cuGraphExecDestroy(exec_))
+    check(driver.cuGraphDestroy(clone))
+    assert released(weak)
