@@ -3,11 +3,14 @@ the driver carries it into clones made outside this package (cuGraphClone),
 executable graphs and launches still running, and the last release drops it on
 the main Python thread (never on the thread that dropped the graph, never
 during interpreter shutdown)."""
+import ctypes
 import gc
+import os
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 import weakref
 
 import pytest
@@ -102,6 +105,47 @@ def test_release_runs_on_the_main_thread_when_another_thread_drops_the_graph(dev
     worker.join()
     assert eventually(lambda: len(finalized) == 40)
     assert set(finalized) == {threading.get_ident()}
+
+
+def test_releases_queued_while_cpythons_pending_calls_are_full_run_later_on_the_main_thread(device):
+    # The driver is called through a PyDLL, which keeps the GIL: while the worker holds it, the
+    # main thread cannot drain CPython's pending calls, so the user object's destructor (a driver
+    # thread) finds the queue full; a later Graph.close() asks for the drain again.
+    from cuda.core.graph import GraphDefinition
+
+    libcuda = ctypes.PyDLL(os.environ.get("CUDA_CORE_DRIVER_LIBRARY") or "libcuda.so.1")
+    callback_type = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p)
+    add_pending_call = ctypes.pythonapi.Py_AddPendingCall
+    add_pending_call.argtypes = [callback_type, ctypes.c_void_p]
+    add_pending_call.restype = ctypes.c_int
+    nothing = callback_type(lambda _: 0)
+
+    finalized = []
+    gdef = GraphDefinition()
+    gdef.callback(_Recorder(finalized))
+    clone = ctypes.c_void_p()
+    assert libcuda.cuGraphClone(ctypes.byref(clone), ctypes.c_void_p(int(gdef.handle))) == 0
+    del gdef                                    # the clone holds the last reference
+    assert eventually(lambda: True) and finalized == []
+    unrelated = GraphDefinition().instantiate()
+    destroyed = []
+
+    def fill_then_destroy():
+        while add_pending_call(nothing, None) == 0:
+            pass
+        destroyed.append(libcuda.cuGraphDestroy(clone))
+        libcuda_usleep(300000)                  # the destructor runs meanwhile, GIL held here
+
+    libcuda_usleep = ctypes.PyDLL(None).usleep
+    worker = threading.Thread(target=fill_then_destroy)
+    worker.start()
+    worker.join()
+    assert destroyed == [0]
+    time.sleep(0.2)
+    assert finalized == [], "queued until someone asks again"
+    unrelated.close()
+    assert eventually(lambda: len(finalized) == 1)
+    assert finalized == [threading.get_ident()]
 
 
 def test_interpreter_exit_with_attached_graphs_is_clean(tmp_path):
