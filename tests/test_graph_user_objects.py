@@ -15,7 +15,7 @@ import weakref
 
 import pytest
 
-from helpers import eventually, released
+from helpers import eventually, released, run_python
 
 
 class _Recorder:
@@ -204,3 +204,39 @@ def test_driver_clone_of_a_built_graph_keeps_its_captured_callback(device, strea
     check(driver.cuGraphExecDestroy(exec_))
     check(driver.cuGraphDestroy(clone))
     assert released(weak)
+
+
+@pytest.mark.sim_only
+@pytest.mark.parametrize("failure", ["cuUserObjectCreate=CUDA_ERROR_NOT_SUPPORTED",
+                                     "cuUserObjectCreate=CUDA_ERROR_OUT_OF_MEMORY",
+                                     "cuGraphRetainUserObject=CUDA_ERROR_NOT_SUPPORTED",
+                                     "cuGraphRetainUserObject=CUDA_ERROR_OUT_OF_MEMORY"])
+def test_without_a_user_object_the_hierarchy_keeps_what_a_node_uses(failure):
+    # A driver without user objects, or one that cannot make one: the node is added all the
+    # same, and the graph (then its executable) keeps what it uses, as before user objects.
+    script = textwrap.dedent("""
+        import gc, weakref
+        from cuda.core import Device
+        from cuda.core.graph import GraphDefinition
+        calls = []
+        def callback():
+            calls.append(1)
+        weak = weakref.ref(callback)
+        dev = Device(); dev.set_current()
+        stream = dev.create_stream()
+        gdef = GraphDefinition()
+        gdef.callback(callback)
+        graph = gdef.instantiate()
+        del gdef, callback
+        gc.collect()
+        assert weak() is not None
+        graph.launch(stream)
+        stream.sync()
+        assert calls == [1]
+        graph.close()
+        gc.collect()
+        assert weak() is None
+        print("ok")
+    """)
+    proc = run_python(["-c", script], env_extra={"CUDA_SIM_FAIL": failure}, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stderr[-3000:]

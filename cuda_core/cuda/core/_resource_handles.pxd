@@ -32,7 +32,6 @@ cdef extern from "cuda.h" nogil:
         CUDA_SUCCESS
         CUDA_ERROR_INVALID_VALUE
         CUDA_ERROR_NOT_READY
-        CUDA_ERROR_NOT_SUPPORTED
         CU_STREAM_NON_BLOCKING
         CU_EVENT_DEFAULT
         CU_EVENT_BLOCKING_SYNC
@@ -748,8 +747,8 @@ cdef GraphExecHandle graph_instantiate(const GraphHandle& graph, uint64_t flags,
 # What a graph node uses, owned by a CUDA user object `graph` holds (cpp/py_graph_attachment.hpp):
 # the driver carries it into clones, executable graphs and launches; the last release drops
 # `value` on the main Python thread. Returns the CUuserObject; 0 when the driver has no user
-# objects (the caller keeps `value` itself); raises CUDAError otherwise.
-cdef uintptr_t graph_attach_object(CUgraph graph, object value) except? 0
+# objects or could not make one (the caller then keeps `value` itself: its node exists already).
+cdef uintptr_t graph_attach_object(CUgraph graph, object value) noexcept
 # Drops `graph`'s reference to user object `user_object` (cuGraphReleaseUserObject).
 cdef CUresult graph_detach_user_object(CUgraph graph, uintptr_t user_object) noexcept nogil
 # Asks again for the main-thread drain of releases queued while CPython's pending-call queue was full.

@@ -542,15 +542,11 @@ cdef extern from "py_graph_attachment.hpp" nogil:
     void cpp_stop_deferred_releases "cuda_core::stop_deferred_releases"()
 
 
-cdef uintptr_t graph_attach_object(CUgraph graph, object value) except? 0:
+cdef uintptr_t graph_attach_object(CUgraph graph, object value) noexcept:
     cdef CUuserObject user_object = cpp_graph_attach_python_object(graph, <void*>value)
-    cdef CUresult code
-    if user_object != NULL:
-        return <uintptr_t>user_object
-    code = own_take_last_error()
-    if code != CUDA_ERROR_NOT_SUPPORTED:
-        raise_driver_error(code)
-    return 0
+    if user_object == NULL:
+        own_take_last_error()   # the node exists already: the caller keeps `value` instead of raising
+    return <uintptr_t>user_object
 
 
 cdef CUresult graph_detach_user_object(CUgraph graph, uintptr_t user_object) noexcept nogil:

@@ -30,7 +30,7 @@ cdef class _Hierarchy:
     cdef dict views           # CUgraph (int) of a child or body graph -> WeakSet of its GraphDefinition views
 
     # Records `value` as what `node` (of `graph`) uses, owned by a new user object `graph`
-    # holds; then drops what it used before (see forget).
+    # holds (without one, by this record); then drops what it used before (see forget).
     cdef int attach(self, CUgraph graph, uintptr_t node, object value) except -1
     # Drops the record of `node`; unless its graph is one of `destroyed` (CUgraph ints the
     # driver destroyed, with their references), releases that graph's reference.

@@ -143,7 +143,7 @@ cdef class _Hierarchy:
         if user_object:
             record = _attachment(<uintptr_t>graph, user_object, <PyObject*>value)
         else:
-            record = value    # a driver without user objects: the hierarchy keeps it
+            record = value    # no user object (none in this driver, or it failed): the hierarchy keeps it
         self.forget(node)
         self.attachments[node] = record
         return 0
