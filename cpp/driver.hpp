@@ -253,7 +253,11 @@ namespace cuda_core {
     X(cuOccupancyMaxPotentialClusterSize)        \
     X(cuOccupancyMaxActiveClusters)              \
     X(cuKernelGetLibrary)                        \
-    X(cuGraphNodeFindInClone)
+    X(cuGraphNodeFindInClone)                    \
+    X(cuUserObjectCreate)                        \
+    X(cuUserObjectRelease)                       \
+    X(cuGraphRetainUserObject)                   \
+    X(cuGraphReleaseUserObject)
 
 // Both lists, for code that treats every slot alike.
 #define CUDA_CORE_ALL_DRIVER_FUNCTIONS(X) \

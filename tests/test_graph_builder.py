@@ -11,6 +11,7 @@ import pytest
 
 from cuda.core._utils.cuda_utils import CUDAError
 
+from helpers import released
 from helpers.api_helpers import host_bytes
 from helpers.kernels import FILL_NAME, compile_fill, expected_fill
 
@@ -617,8 +618,7 @@ def test_callback_captured_before_a_failure_stays_with_the_graph(device, stream)
     stream.sync()
     assert called == [True]
     del graph, gb
-    gc.collect()
-    assert callback_weak() is None
+    assert released(callback_weak)
 
 
 def test_embedded_builder_callbacks_live_with_the_parent(device, stream):
@@ -653,5 +653,4 @@ def test_embedded_builder_callbacks_live_with_the_parent(device, stream):
     assert called == [True]
     graph.close()
     del graph
-    gc.collect()
-    assert callback_weak() is None
+    assert released(callback_weak)

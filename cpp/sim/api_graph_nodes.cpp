@@ -475,6 +475,10 @@ SIM_EXPORT CUresult CUDAAPI cuGraphExecUpdate(CUgraphExec hGraphExec, CUgraph hG
         for (uint64_t* owned : owned_graphs(n)) *owned = clone_graph(*owned, n.id);  // the executable's own copies
         e->ops[i] = make_node_op(n);
     }
+    UserRefs previous = e->user_refs;  // the new source's references replace the executable's
+    e->user_refs = graph->user_refs;
+    retain_user_refs(e->user_refs);
+    release_user_refs(previous);
     resultInfo->result = CU_GRAPH_EXEC_UPDATE_SUCCESS;
     return CUDA_SUCCESS;
 }

@@ -387,6 +387,8 @@ SIM_EXPORT CUresult CUDAAPI cuGraphInstantiateWithParams(CUgraphExec* phGraphExe
     own_child_graphs(e.nodes);
     build_exec_ops(e);
     e.memory = graph->memory;
+    e.user_refs = graph->user_refs;
+    retain_user_refs(e.user_refs);
     G().execs.emplace(id, std::move(e));
     params->hErrNode_out = nullptr;
     params->result_out = CUDA_GRAPH_INSTANTIATE_SUCCESS;
@@ -401,6 +403,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphExecDestroy(CUgraphExec hGraphExec) {
     Exec* e = find_exec(hGraphExec);
     if (e == nullptr) return CUDA_ERROR_INVALID_VALUE;
     release_memory(e->memory);
+    release_user_refs(e->user_refs);
     erase_child_graphs(e->nodes);
     G().execs.erase(handle_id(hGraphExec, TAG_EXEC));
     return CUDA_SUCCESS;
@@ -419,6 +422,7 @@ SIM_EXPORT CUresult CUDAAPI cuGraphUpload(CUgraphExec hGraphExec, CUstream hStre
 SIM_EXPORT CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream) {
     SIM_ENTER(cuGraphLaunch);
     std::vector<GraphOp> ops;
+    UserRefs in_flight;  // what the executable graph holds, kept by the launch until it returns
     {
         Shared lk(S().mu);
         int d;
@@ -430,12 +434,16 @@ SIM_EXPORT CUresult CUDAAPI cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStre
         if (e->dev >= 0 && e->dev != d) return CUDA_ERROR_INVALID_VALUE;
         for (size_t i : e->order)
             if (e->enabled[i]) ops.push_back(e->ops[i]);
+        in_flight = e->user_refs;
+        retain_user_refs(in_flight);
     }
+    CUresult rc = CUDA_SUCCESS;
     for (const GraphOp& op : ops) {  // no lock held: each operation takes its own
-        CUresult rc = op(hStream);
-        if (rc != CUDA_SUCCESS) return rc;
+        if ((rc = op(hStream)) != CUDA_SUCCESS) break;
     }
-    return CUDA_SUCCESS;
+    std::lock_guard<std::mutex> g(G().mu);
+    release_user_refs(in_flight);
+    return rc;
 }
 
 // --- host functions ---------------------------------------------------------------------

@@ -116,6 +116,7 @@ void erase_graph(uint64_t id) {
     for (auto c = G().conditions.begin(); c != G().conditions.end();)
         c = c->second.graph_id == id ? G().conditions.erase(c) : std::next(c);
     release_memory(it->second.memory);
+    release_user_refs(it->second.user_refs);
     G().graphs.erase(it);
     for (uint64_t c : children) erase_graph(c);
 }
@@ -260,7 +261,9 @@ uint64_t clone_graph(uint64_t src_id, uint64_t owner_node) {
         const Graph& src = G().graphs[src_id];
         copy.dev = src.dev;
         copy.nodes = src.nodes;
+        copy.user_refs = src.user_refs;
     }
+    retain_user_refs(copy.user_refs);
     copy.owner_node = owner_node;
     std::map<CUgraphNode, CUgraphNode> renamed;
     for (Node& n : copy.nodes) {

@@ -34,6 +34,19 @@ struct GraphMemory {
     std::set<CUdeviceptr> freed_in_graph;
 };
 
+// CUDA user objects (api_user_objects.cpp): a destructor callback and its
+// argument, and the references held by the caller, graphs, executable graphs
+// and launches in flight. The last release runs the destructor on a thread of
+// its own (as the driver's internal thread), with no lock held.
+struct UserObject {
+    CUhostFn destroy = nullptr;
+    void* ptr = nullptr;
+    unsigned refs = 0;
+};
+// What one graph, executable graph or launch holds: user object id -> references.
+using UserRefs = std::map<uint64_t, unsigned>;
+constexpr Tag TAG_USER_OBJECT = Tag(0x75);
+
 // Stored parameters of a node added explicitly (cuGraphAdd*Node); a captured
 // operation (kind Captured) has only its closure. Launches and executable
 // graphs build their operations from these (make_node_op).
@@ -89,6 +102,7 @@ struct Graph {
     std::vector<Node> nodes;  // in creation order
     std::shared_ptr<GraphMemory> memory = std::make_shared<GraphMemory>();
     bool capturing = false;
+    UserRefs user_refs;       // cuGraphRetainUserObject; copied (retained again) by clones and instantiation
     uint64_t owner_node = 0;  // non-zero: the embedded graph of that child node, or a body of that conditional node
 };
 
@@ -111,6 +125,7 @@ struct Exec {
     std::vector<bool> enabled;    // per node (cuGraphNodeSetEnabled)
     std::vector<size_t> order;    // a topological order of `nodes`
     std::shared_ptr<GraphMemory> memory;
+    UserRefs user_refs;           // the graph's at instantiation (cuGraphExecUpdate: the new source's)
 };
 
 struct Capture {
@@ -139,6 +154,7 @@ struct GraphState {
     std::unordered_map<uint64_t, uint64_t> node_graph;                 // node id -> graph id
     std::unordered_map<uint64_t, Condition> conditions;                // condition handle -> its variable
     uint64_t graph_pool[kMaxDevices] = {};
+    std::unordered_map<uint64_t, UserObject> user_objects;              // user object id -> its state
 };
 GraphState& G();
 extern thread_local int t_capture_mode;
@@ -178,5 +194,10 @@ CUresult list_nodes(const std::vector<CUgraphNode>& found, CUgraphNode* out, CUg
                     size_t* count);
 bool instantiable(std::vector<Node>& nodes, bool in_body, CUgraphNode* bad);
 GraphOp make_conditional_op(const NodeParams& p);
+// User object references (api_user_objects.cpp; G().mu held): take one more of
+// each reference `refs` lists; drop every reference `refs` lists and empty it (a
+// user object left without references is destroyed on a thread of its own).
+void retain_user_refs(const UserRefs& refs);
+void release_user_refs(UserRefs& refs);
 
 }  // namespace cuda_sim

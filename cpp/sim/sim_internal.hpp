@@ -64,10 +64,15 @@ namespace cuda_sim {
 // ---------------------------------------------------------------------------
 // Entry point table, call counters, knobs (knobs.cpp)
 // ---------------------------------------------------------------------------
-// Entry points the core never calls that NVIDIA's cuda-core (through
-// cuda-bindings) needs on its memory + IPC path, so that the regression
-// scenarios run on upstream's release too. Exported and counted like the rest.
-#define CUDA_SIM_EXTRA_FUNCTIONS(X)
+// Entry points the core never calls that NVIDIA's cuda-core or its tests call
+// through cuda-bindings (the regression scenarios and upstream's graph lifetime
+// tests: a driver clone, its instantiation, a read back to the host), so that they
+// run on the simulator too. Exported and counted like the rest.
+#define CUDA_SIM_EXTRA_FUNCTIONS(X) \
+    X(cuGraphClone)                 \
+    X(cuGraphInstantiateWithFlags)  \
+    X(cuUserObjectRetain)           \
+    X(cuMemcpyDtoH)
 
 #include "sim_exports.hpp"  // CUDA_SIM_OPTIONAL_FUNCTIONS
 

@@ -41,6 +41,7 @@ struct Api {
 #define SIMT_MEMBER(name) decltype(&::name) name = nullptr;
     CUDA_CORE_ALL_DRIVER_FUNCTIONS(SIMT_MEMBER)
 #undef SIMT_MEMBER
+    decltype(&::cuGraphClone) cuGraphClone = nullptr;  // an extra the core never calls (cuda-bindings does)
     int (*cuSimIsSimulator)(void) = nullptr;
     unsigned long long (*cuSimCallCount)(const char*) = nullptr;
     void (*cuSimResetCallCounts)(void) = nullptr;
@@ -70,6 +71,7 @@ const Api& api() {
 #define SIMT_RESOLVE_OPTIONAL(name) x->name = reinterpret_cast<decltype(&::name)>(dlsym(h, SIMT_STR(name)));
         CUDA_CORE_OPTIONAL_DRIVER_FUNCTIONS(SIMT_RESOLVE_OPTIONAL)
 #undef SIMT_RESOLVE_OPTIONAL
+        x->cuGraphClone = reinterpret_cast<decltype(&::cuGraphClone)>(dlsym(h, "cuGraphClone"));
         x->cuSimIsSimulator = reinterpret_cast<int (*)(void)>(dlsym(h, "cuSimIsSimulator"));
         x->cuSimCallCount = reinterpret_cast<unsigned long long (*)(const char*)>(dlsym(h, "cuSimCallCount"));
         x->cuSimResetCallCounts = reinterpret_cast<void (*)(void)>(dlsym(h, "cuSimResetCallCounts"));
@@ -1021,6 +1023,8 @@ TEST(SimExports, ExactlyTheDriverEntryPointsAndTheHelpers) {
         // the synchronous allocations upstream's test helpers make (api_managed_alloc.cpp)
         "cuMemAllocManaged", SIMT_STR(cuMemFree), SIMT_STR(cuMemAlloc), SIMT_STR(cuMemAllocHost), "cuMemFreeHost",
         SIMT_STR(cuMemHostRegister), "cuMemHostUnregister", "cuPointerGetAttributes",
+        // what upstream's graph lifetime tests call through cuda-bindings (CUDA_SIM_EXTRA_FUNCTIONS)
+        "cuGraphClone", "cuGraphInstantiateWithFlags", "cuUserObjectRetain", SIMT_STR(cuMemcpyDtoH),
         // CUDA_SIM_OPTIONAL_FUNCTIONS (sim/sim_exports.hpp): the optional entry points it models
 #define SIMT_NAME(name) SIMT_STR(name),
         CUDA_SIM_OPTIONAL_FUNCTIONS(SIMT_NAME)
@@ -1794,6 +1798,67 @@ TEST_F(Sim, ChildGraphClonesFindTheirCopyOfEachNode) {
     OK(D.cuGraphDestroy(outer));
     OK(D.cuGraphDestroy(middle));
     OK(D.cuGraphDestroy(inner));
+}
+
+// User objects: a graph holds the references moved to it; cuGraphClone, instantiation
+// and a launch in flight each hold their own; the last release runs the destructor
+// on a thread other than the caller's.
+namespace {
+struct UserObjectProbe {
+    std::atomic<int> destroyed{0};
+    std::atomic<std::thread::id> destroyed_on{};
+    CUgraphExec exec = nullptr;
+    const Api* api = nullptr;
+    int destroyed_during_launch = -1;
+};
+void probe_destroy(void* p) {
+    auto* probe = static_cast<UserObjectProbe*>(p);
+    probe->destroyed_on = std::this_thread::get_id();
+    probe->destroyed.fetch_add(1);
+}
+// A host node that destroys its own executable graph mid-launch.
+void destroy_exec_mid_launch(void* p) {
+    auto* probe = static_cast<UserObjectProbe*>(p);
+    probe->api->cuGraphExecDestroy(probe->exec);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    probe->destroyed_during_launch = probe->destroyed.load();
+}
+bool destroyed_within(const UserObjectProbe& probe, int ms) {
+    for (int i = 0; i < ms && probe.destroyed.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return probe.destroyed.load() == 1;
+}
+}  // namespace
+
+TEST_F(Sim, UserObjectsFollowClonesExecutablesAndLaunches) {
+    ASSERT_NE(nullptr, D.cuGraphClone);
+    UserObjectProbe probe;
+    probe.api = &D;
+    CUuserObject object = nullptr;
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuUserObjectCreate(&object, &probe, probe_destroy, 1, 0));  // flag required
+    OK(D.cuUserObjectCreate(&object, &probe, probe_destroy, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
+    CUgraph g = nullptr, clone = nullptr;
+    OK(D.cuGraphCreate(&g, 0));
+    CUDA_HOST_NODE_PARAMS host{};
+    host.fn = destroy_exec_mid_launch;
+    host.userData = &probe;
+    CUgraphNode node = nullptr;
+    OK(D.cuGraphAddHostNode(&node, g, nullptr, 0, &host));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphRetainUserObject(g, object, 2, CU_GRAPH_USER_OBJECT_MOVE));  // holds 1
+    OK(D.cuGraphRetainUserObject(g, object, 1, CU_GRAPH_USER_OBJECT_MOVE));
+    OK(D.cuGraphClone(&clone, g));
+    OK(D.cuGraphReleaseUserObject(g, object, 1));
+    EXPECT_EQ(CUDA_ERROR_INVALID_VALUE, D.cuGraphReleaseUserObject(g, object, 1));  // no longer held
+    OK(D.cuGraphDestroy(g));
+    EXPECT_FALSE(destroyed_within(probe, 20)) << "the clone holds a reference";
+
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip{};
+    OK(D.cuGraphInstantiateWithParams(&probe.exec, clone, &ip));
+    OK(D.cuGraphDestroy(clone));
+    EXPECT_FALSE(destroyed_within(probe, 20)) << "the executable graph holds a reference";
+    OK(D.cuGraphLaunch(probe.exec, stream_));  // its host node destroys the executable graph
+    EXPECT_EQ(0, probe.destroyed_during_launch) << "the launch holds a reference until it returns";
+    EXPECT_TRUE(destroyed_within(probe, 2000));
+    EXPECT_NE(std::this_thread::get_id(), probe.destroyed_on.load());
 }
 
 TEST_F(Sim, GraphStructureEdgesRemovalAndConditionalNodes) {

@@ -2,10 +2,12 @@
 and fd snapshots. Test files import from here (`from helpers import ...`), never
 from conftest; child-process bodies live beside this file (helpers/*_children.py)."""
 import ctypes
+import gc
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from scenarios.fd_snapshot import open_fd_targets  # noqa: F401  (re-exported for the tests)
@@ -125,3 +127,21 @@ def stale_accesses(lib):
     addr = ctypes.c_ulonglong(0)
     name = lib.cuSimLastStaleAccess(ctypes.byref(addr)).decode()
     return int(lib.cuSimStaleAccessCount()), (f"{name} @ {addr.value:#x}" if name else "")
+
+
+def eventually(predicate, timeout=10.0):
+    """Whether `predicate()` becomes true within `timeout` seconds. What graph
+    nodes use is released by the driver's user-object destructor, queued for
+    the main thread: this polls (collecting, running pending calls) until then."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            return False
+        gc.collect()
+        time.sleep(0.01)
+    return True
+
+
+def released(*refs, timeout=10.0):
+    """Whether every weak reference in `refs` dies within `timeout` seconds (see eventually)."""
+    return eventually(lambda: all(r() is None for r in refs), timeout)

@@ -613,6 +613,7 @@ cdef extern from "cuda.h" nogil:
     ctypedef void* CUgraph
     ctypedef void* CUgraphExec
     ctypedef void* CUgraphNode
+    ctypedef void* CUuserObject
     # CUstreamCaptureStatus: declared with the managed-memory types above
     ctypedef int CUstreamCaptureMode
     ctypedef int CUgraphMem_attribute
@@ -743,6 +744,15 @@ cdef GraphHandle borrow_graph_handle(CUgraph graph, const ContextHandle& context
 cdef GraphHandle borrow_child_graph_handle(CUgraph graph, const GraphHandle& parent) noexcept nogil
 cdef GraphExecHandle graph_instantiate(const GraphHandle& graph, uint64_t flags,
                                        const StreamHandle& upload) noexcept nogil
+# What a graph node uses, owned by a CUDA user object `graph` holds (cpp/py_graph_attachment.hpp):
+# the driver carries it into clones, executable graphs and launches; the last release drops
+# `value` on the main Python thread. Returns the CUuserObject; 0 when the driver has no user
+# objects or could not make one (the caller then keeps `value` itself: its node exists already).
+cdef uintptr_t graph_attach_object(CUgraph graph, object value) noexcept
+# Drops `graph`'s reference to user object `user_object` (cuGraphReleaseUserObject).
+cdef CUresult graph_detach_user_object(CUgraph graph, uintptr_t user_object) noexcept nogil
+# Asks again for the main-thread drain of releases queued while CPython's pending-call queue was full.
+cdef void retry_deferred_releases() noexcept nogil
 # cuMemPoolSetAccess in relaxed capture mode (cpp/memory.hpp).
 cdef CUresult memory_pool_set_access(const MemoryPoolHandle& pool, const CUmemAccessDesc* access,
                                      size_t count) noexcept nogil

@@ -8,6 +8,7 @@ called through this module's exported C API), so the IPC import cache, its
 mutex and the thread-local error state exist exactly once per process. This is
 also the ONE place a CUresult becomes a Python exception (raise_driver_error).
 """
+import atexit
 import importlib
 import operator
 import threading
@@ -532,6 +533,37 @@ cdef extern from "resource_handles.hpp" nogil:
 
 cdef const DriverTable* graph_driver() noexcept nogil:
     return &cpp_driver()
+
+
+cdef extern from "py_graph_attachment.hpp" nogil:
+    CUuserObject cpp_graph_attach_python_object "cuda_core::graph_attach_python_object"(CUgraph, void*)
+    CUresult cpp_graph_detach_user_object "cuda_core::graph_detach_user_object"(CUgraph, CUuserObject)
+    void cpp_retry_deferred_releases "cuda_core::retry_deferred_releases"()
+    void cpp_stop_deferred_releases "cuda_core::stop_deferred_releases"()
+
+
+cdef uintptr_t graph_attach_object(CUgraph graph, object value) noexcept:
+    cdef CUuserObject user_object = cpp_graph_attach_python_object(graph, <void*>value)
+    if user_object == NULL:
+        own_take_last_error()   # the node exists already: the caller keeps `value` instead of raising
+    return <uintptr_t>user_object
+
+
+cdef CUresult graph_detach_user_object(CUgraph graph, uintptr_t user_object) noexcept nogil:
+    return cpp_graph_detach_user_object(graph, <CUuserObject>user_object)
+
+
+cdef void retry_deferred_releases() noexcept nogil:
+    cpp_retry_deferred_releases()
+
+
+def _stop_deferred_releases():
+    """At interpreter exit: graph attachments released after this stay unreleased
+    (a driver thread must not reach Python while it shuts down)."""
+    cpp_stop_deferred_releases()
+
+
+atexit.register(_stop_deferred_releases)
 
 
 

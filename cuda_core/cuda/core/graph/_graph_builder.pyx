@@ -30,6 +30,7 @@ from libc.string cimport memset
 from cuda.core._stream cimport Stream, as_stream
 from cuda.core._resource_handles cimport (
     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE, CUgraphExecUpdateResultInfo, raise_driver_error,
+    retry_deferred_releases,
 )
 from cuda.core.graph._host_callback cimport resolve_host_callback
 from cuda.core.graph._graph_definition cimport (
@@ -235,15 +236,17 @@ cdef GraphBuilder _forked_builder(Stream stream, list retained, object hierarchy
     return gb
 
 
-cdef uintptr_t _capture_tail(CUstream stream) except? 0:
+cdef uintptr_t _capture_tail(CUstream stream, CUgraph* graph_out=NULL) except? 0:
     """The node just captured on `stream` (its capture's one dependency), 0 when
-    the capture does not name exactly one."""
+    the capture does not name exactly one; its graph in `graph_out`."""
     cdef CUstreamCaptureStatus status = <CUstreamCaptureStatus>CU_STREAM_CAPTURE_STATUS_NONE
     cdef CUgraph graph = NULL
     cdef const CUgraphNode* deps = NULL
     cdef const CUgraphEdgeData* edges = NULL
     cdef size_t ndeps = 0
     check(graph_driver().cuStreamGetCaptureInfo_(stream, &status, NULL, &graph, &deps, &edges, &ndeps))
+    if graph_out != NULL:
+        graph_out[0] = graph
     return <uintptr_t>deps[0] if ndeps == 1 and deps != NULL else 0
 
 
@@ -323,6 +326,7 @@ cdef class GraphBuilder:
         self._state = _ENDED
         self._closed = True
         self._stream = None
+        retry_deferred_releases()   # what graph nodes used, queued while CPython's pending calls were full
         if failed:   # closed all the same: the driver ended the capture either way
             raise_last_error()
 
@@ -711,15 +715,16 @@ cdef class GraphBuilder:
         cdef void* c_data = NULL
         cdef CUstream raw
         cdef CUresult r
+        cdef CUgraph graph = NULL
         self._check_open()
         kept = resolve_host_callback(fn, user_data, &c_fn, &c_data)
         raw = self._stream._raw()
         with nogil:
             r = graph_driver().cuLaunchHostFunc_(raw, c_fn, c_data)
         check(r)
-        node = _capture_tail(raw)
+        node = _capture_tail(raw, &graph)
         if node:
-            (<_Hierarchy>self._hier).attachments[node] = kept    # released with the node
+            (<_Hierarchy>self._hier).attach(graph, node, kept)   # released with the node
         else:
             self._retained.append(kept)                          # kept for the graph's lifetime
 
@@ -738,9 +743,11 @@ cdef class Graph:
         return 0
 
     def close(self):
-        """Destroy the executable graph (idempotent)."""
+        """Destroy the executable graph (idempotent). A launch still running
+        keeps what its nodes use until it completes."""
         self._h.reset()
         self._retained = None
+        retry_deferred_releases()
 
     @property
     def is_closed(self) -> bool:

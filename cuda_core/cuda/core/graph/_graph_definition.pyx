@@ -22,6 +22,7 @@ condition variable of conditional nodes.
 """
 import weakref
 
+from cpython.object cimport PyObject
 from libc.stdint cimport uintptr_t
 
 from libcpp.vector cimport vector
@@ -43,6 +44,7 @@ from cuda.core._launch_config cimport LaunchConfig
 from cuda.core._module cimport Kernel
 from cuda.core._resource_handles cimport (
     CU_GRAPH_NODE_TYPE_GRAPH, CUDA_HOST_NODE_PARAMS, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS,
+    graph_attach_object, graph_detach_user_object,
 )
 from cuda.core.graph._graph_node cimport (
     GraphNode, fill_kernel_params, fill_memcpy_params, fill_pattern, launch_config, lookup_node, registered_node,
@@ -112,6 +114,18 @@ cdef int parse_condition_default(object default_value, unsigned int* value, unsi
     return 0
 
 
+cdef class _Attachment:
+    """Finds what one node uses; a CUDA user object its graph holds owns it."""
+
+
+cdef _Attachment _attachment(uintptr_t graph, uintptr_t user_object, PyObject* value):
+    cdef _Attachment a = _Attachment.__new__(_Attachment)
+    a.graph = graph
+    a.user_object = user_object
+    a.value = value
+    return a
+
+
 cdef class _Hierarchy:
     """What the nodes of one graph hierarchy use (host callbacks, kernel
     arguments, operand allocations, events), the conditional nodes' bodies,
@@ -124,9 +138,36 @@ cdef class _Hierarchy:
         self.captured_bodies = {}
         self.views = {}
 
+    cdef int attach(self, CUgraph graph, uintptr_t node, object value) except -1:
+        cdef uintptr_t user_object = graph_attach_object(graph, value)
+        if user_object:
+            record = _attachment(<uintptr_t>graph, user_object, <PyObject*>value)
+        else:
+            record = value    # no user object (none in this driver, or it failed): the hierarchy keeps it
+        self.forget(node)
+        self.attachments[node] = record
+        return 0
+
+    cdef int forget(self, uintptr_t node, object destroyed=None) except -1:
+        cdef _Attachment a
+        record = self.attachments.pop(node, None)
+        if isinstance(record, _Attachment):
+            a = <_Attachment>record
+            if destroyed is None or a.graph not in destroyed:
+                graph_detach_user_object(<CUgraph>a.graph, a.user_object)   # a graph gone already released it
+        return 0
+
+    def _value(self, uintptr_t node):
+        """What node `node` uses (None: nothing recorded)."""
+        record = self.attachments.get(node)
+        if isinstance(record, _Attachment):
+            return <object>(<_Attachment>record).value
+        return record
+
     def _snapshot(self):
-        """What the graphs instantiated now must keep alive: every node's attachment."""
-        return list(self.attachments.values())
+        """What the graphs instantiated now must keep alive themselves: what no
+        user object owns (the driver copies those into executable graphs)."""
+        return [v for v in self.attachments.values() if not isinstance(v, _Attachment)]
 
 
 cdef GraphDefinition GraphDefinition_view(GraphHandle graph, _Hierarchy hierarchy):
@@ -169,6 +210,7 @@ cdef int _map_clone_attachments(dict into, dict source_attachments, CUgraph sour
     # Each node of `source` that uses something (or embeds a graph) is found in
     # `clone` (cuGraphNodeFindInClone); its copy uses the same, recorded in `into`.
     cdef CUgraphNode copy
+    cdef _Attachment a
     for n in _graph_nodes(source):
         kept = source_attachments.get(n)
         is_child = _node_type(n) == <int>CU_GRAPH_NODE_TYPE_GRAPH
@@ -176,7 +218,10 @@ cdef int _map_clone_attachments(dict into, dict source_attachments, CUgraph sour
             continue
         copy = NULL
         check(graph_driver().cuGraphNodeFindInClone_(&copy, <CUgraphNode><uintptr_t>n, clone))
-        if kept is not None:
+        if isinstance(kept, _Attachment):   # the clone holds its own reference (copied by the driver)
+            a = <_Attachment>kept
+            into[<uintptr_t>copy] = _attachment(<uintptr_t>clone, a.user_object, a.value)
+        elif kept is not None:
             into[<uintptr_t>copy] = kept
         if is_child:
             _map_clone_attachments(into, source_attachments, _embedded_graph(n), _embedded_graph(<uintptr_t>copy))
@@ -517,8 +562,9 @@ cdef class GraphDefinition:
     def _forget(self, nodes, graphs):
         """`nodes` and `graphs` were destroyed: release what the nodes used,
         invalidate the graphs' views."""
+        destroyed = set(graphs)
         for n in nodes:
-            self._hier.attachments.pop(n, None)
+            self._hier.forget(n, destroyed)
             self._hier.bodies.pop(n, None)
             self._hier.captured_bodies.pop(n, None)
         for graph in graphs:
@@ -628,12 +674,12 @@ cdef class GraphDefinition:
         else:
             raise ValueError(f"unknown node kind {kind!r}")
         if kind == "record" or kind == "wait":
-            self._hier.attachments[<uintptr_t>node] = arg
+            self._hier.attach(g.get().graph, <uintptr_t>node, arg)
         return self._node(<uintptr_t>node)
 
     def _kept_object(self, uintptr_t node):
         """What node `node` uses, as recorded when it was added or updated (None: nothing recorded)."""
-        return self._hier.attachments.get(node)
+        return self._hier._value(node)
 
     def _add_alloc(self, uintptr_t dep, size, device, memory_type, peer_access):
         """A new allocation node (cuGraphAddMemAllocNode) depending on node
@@ -681,11 +727,12 @@ cdef class GraphDefinition:
         """Record `value` as what node `node` uses, for as long as the node lives;
         what it used before is released here (executables made earlier and
         clones embedded elsewhere keep their own)."""
-        self._hier.attachments[node] = value
+        self._hier.attach(self._graph_handle().get().graph, node, value)
 
     def _retained_objects(self):
-        """What the graphs instantiated from this definition must keep alive: a
-        snapshot of what every node of its hierarchy uses."""
+        """What the graphs instantiated from this definition must keep alive
+        themselves: what no CUDA user object owns (the driver carries the rest
+        into each executable graph and launch)."""
         return self._hier._snapshot()
 
     def _child_view(self, uintptr_t embedded):
