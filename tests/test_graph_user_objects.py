@@ -62,6 +62,8 @@ def test_driver_clone_keeps_the_callback_after_the_source_is_gone(device, stream
 
 
 def test_close_during_launch_keeps_what_later_nodes_use(device, stream):
+    # The first host node blocks until another thread has closed the executable graph
+    # (no CUDA call from inside a host node); the second node's callable must still be alive.
     from cuda.core.graph import GraphDefinition
 
     ran = []
@@ -70,26 +72,36 @@ def test_close_during_launch_keeps_what_later_nodes_use(device, stream):
         ran.append(True)
 
     weak_later = weakref.ref(later)
+    started, closed = threading.Event(), threading.Event()
     seen = {}
-    graph = None
 
-    def close_mid_launch():
-        graph.close()
-        gc.collect()
-        seen["alive"] = weak_later() is not None
+    def block_until_closed():
+        started.set()
+        assert closed.wait(timeout=10)
 
     gdef = GraphDefinition()
-    first = gdef.callback(close_mid_launch)
+    first = gdef.callback(block_until_closed)
     second = gdef.callback(later)
     second.pred = {first}
     graph = gdef.instantiate()
     del gdef, later, first, second
     gc.collect()
+
+    def close_mid_launch():
+        assert started.wait(timeout=10)
+        graph.close()
+        gc.collect()
+        seen["alive"] = weak_later() is not None
+        closed.set()
+
+    closer = threading.Thread(target=close_mid_launch)
+    closer.start()
     graph.launch(stream)
     stream.sync()
+    closer.join(timeout=10)
     assert seen == {"alive": True}
     assert ran == [True]
-    del close_mid_launch
+    del graph, block_until_closed
     assert released(weak_later)
 
 
@@ -111,7 +123,9 @@ def test_release_runs_on_the_main_thread_when_another_thread_drops_the_graph(dev
     assert set(finalized) == {threading.get_ident()}
 
 
+@pytest.mark.sim_only
 def test_releases_queued_while_cpythons_pending_calls_are_full_run_later_on_the_main_thread(device):
+    # (Simulator only: it relies on the destructor thread running within the 300 ms below.)
     # The driver is called through a PyDLL, which keeps the GIL: while the worker holds it, the
     # main thread cannot drain CPython's pending calls, so the user object's destructor (a driver
     # thread) finds the queue full; a later Graph.close() asks for the drain again.
