@@ -410,7 +410,8 @@ def wheel(session):
 def sim(session):
     """The whole pytest suite against the installed wheel, on the simulated driver (one device)."""
     install_ours(session)
-    env = {"CUDA_CORE_DRIVER_LIBRARY": build_simulator(session), "CUDA_CORE_UPSTREAM_PYTHON": upstream_python(session)}
+    # cuda-bindings (which some tests call, as upstream's do) gets the very simulator this package loads
+    env = {**sim_as_libcuda(build_simulator(session)), "CUDA_CORE_UPSTREAM_PYTHON": upstream_python(session)}
     return run_pytest(session, "-q", "-rfEs", "tests", *session.posargs, env=env)
 
 
