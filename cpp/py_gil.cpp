@@ -14,16 +14,6 @@ namespace {
 
 PyObject* warning_category = nullptr;  // borrowed; the module keeps it alive
 
-// True while Python may be used from any thread (initialized, not finalizing).
-bool interpreter_usable() noexcept {
-    if (!Py_IsInitialized()) return false;
-#if PY_VERSION_HEX >= 0x030D0000
-    return !Py_IsFinalizing();
-#else
-    return !_Py_IsFinalizing();
-#endif
-}
-
 // The calling thread's own thread state, if it is the attached one (robust
 // where PyGILState_Check() is disabled, e.g. with sub-interpreters).
 bool this_thread_is_attached() noexcept {
@@ -92,6 +82,16 @@ void install_python_seam(void* category) noexcept {
     warning_category = static_cast<PyObject*>(category);
     install_gil_ops(&python_gil_ops);
     install_cleanup_reporter(&warn_cleanup_failure);
+}
+
+// Reads the interpreter's state only (py_gil.hpp).
+bool interpreter_usable() noexcept {
+    if (!Py_IsInitialized()) return false;
+#if PY_VERSION_HEX >= 0x030D0000
+    return !Py_IsFinalizing();
+#else
+    return !_Py_IsFinalizing();
+#endif
 }
 
 }  // namespace cuda_core

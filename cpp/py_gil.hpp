@@ -9,4 +9,8 @@ namespace cuda_core {
 // Requires the GIL. Idempotent.
 void install_python_seam(void* warning_category) noexcept;
 
+// True while Python may be used from any thread (initialized, not finalizing).
+// Owns nothing; needs neither the GIL nor an attached thread.
+bool interpreter_usable() noexcept;
+
 }  // namespace cuda_core

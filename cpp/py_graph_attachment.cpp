@@ -9,6 +9,7 @@
 
 #include "driver.hpp"
 #include "error.hpp"
+#include "py_gil.hpp"
 #include "py_graph_attachment.hpp"
 
 namespace cuda_core {
@@ -20,16 +21,6 @@ struct DeferredRelease {
     PyObject* object;
     DeferredRelease* next = nullptr;
 };
-
-// True while Python may be used (initialized, not finalizing).
-bool interpreter_running() noexcept {
-    if (!Py_IsInitialized()) return false;
-#if PY_VERSION_HEX >= 0x030D0000
-    return !Py_IsFinalizing();
-#else
-    return !_Py_IsFinalizing();
-#endif
-}
 
 // The process-lifetime queue: many producers (driver threads), one consumer
 // (the pending call on the main Python thread). Never destroyed, so a driver
@@ -49,7 +40,7 @@ public:
     // leaves the items for the next push or retry.
     void schedule() noexcept {
         if (!accepting_.load(std::memory_order_acquire) || head_.load(std::memory_order_acquire) == nullptr) return;
-        if (!interpreter_running()) {
+        if (!interpreter_usable()) {
             stop();
             return;
         }
@@ -73,7 +64,7 @@ private:
     }
 
     void drain() noexcept {
-        if (!accepting_.load(std::memory_order_acquire) || !interpreter_running()) {
+        if (!accepting_.load(std::memory_order_acquire) || !interpreter_usable()) {
             stop();
             scheduled_.store(false, std::memory_order_release);
             return;  // shutting down: left queued, never released
