@@ -34,21 +34,34 @@ void destroy_pool_box(const MemoryPoolBox* box) noexcept {
 }
 
 // Deleter of imported pools: detached from the GIL (release_box), waits for the
-// context's pending work, so that every free of the pool's imported allocations
-// has completed, then destroys the pool. The driver keeps a /dev/nvidiactl fd
-// for good for each imported pool destroyed while such a free is pending
-// (DESIGN.md, driver facts). Requires no lock held.
+// stream of the frees into the pool (the context, if they used several), so that
+// every free of the pool's imported allocations has completed, then destroys the
+// pool. The driver keeps a /dev/nvidiactl fd for good for each imported pool
+// destroyed while such a free is pending (DESIGN.md, driver facts). Requires no lock held.
 void destroy_imported_pool_box(const MemoryPoolBox* box) noexcept {
-    release_box(box, "cuCtxSynchronize + cuMemPoolDestroy (imported pool)", [](const MemoryPoolBox& b) noexcept {
+    release_box(box, "stream sync + cuMemPoolDestroy (imported pool)", [](const MemoryPoolBox& b) noexcept {
         RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid (sync and destroy)
         CUresult synced = CUDA_SUCCESS;
-        if (b.context) {
+        StreamHandle freed_on = std::atomic_load(&b.last_free_stream);
+        if (b.context && (freed_on || b.free_streams_differ.load(std::memory_order_acquire))) {
             ContextScopeGuard scope(b.context);
-            synced = scope.status() == CUDA_SUCCESS ? drv().cuCtxSynchronize_() : scope.status();
+            if (scope.status() != CUDA_SUCCESS) synced = scope.status();
+            else if (b.free_streams_differ.load(std::memory_order_acquire)) synced = drv().cuCtxSynchronize_();
+            else synced = drv().cuStreamSynchronize_(freed_on->stream);
         }
         CUresult destroyed = drv().cuMemPoolDestroy_(b.pool);
         return destroyed != CUDA_SUCCESS ? destroyed : synced;
     });
+}
+
+// Notes the stream of a free into imported pool `pool` for its deleter. Owns nothing.
+void note_imported_free_stream(const MemoryPoolBox& pool, const StreamHandle& stream) noexcept {
+    if (!stream) {
+        pool.free_streams_differ.store(true, std::memory_order_release);
+        return;
+    }
+    StreamHandle previous = std::atomic_exchange(&pool.last_free_stream, stream);
+    if (previous && previous->stream != stream->stream) pool.free_streams_differ.store(true, std::memory_order_release);
 }
 
 // Deleter of pool allocations: stream-ordered free, stays attached (see free_and_delete).
@@ -71,6 +84,7 @@ CUresult detail::free_pointer(CUdeviceptr ptr, const MemoryPoolHandle& pool, con
     ContextScopeGuard scope(context_for(stream, pool));
     if (scope.status() != CUDA_SUCCESS) return scope.status();
     if (pool && pool->unsafe_beside_capture) {
+        if (pool->imported) note_imported_free_stream(*pool, stream);
         RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid
         return drv().cuMemFreeAsync_(ptr, stream ? stream->stream : nullptr);
     }
@@ -142,6 +156,7 @@ MemoryPoolHandle memory_pool_import_ipc(const ContextHandle& context, int fd) no
     box->context = context;
     box->owned = true;
     box->unsafe_beside_capture = true;   // frees of its imported allocations
+    box->imported = true;
     return make_handle(std::move(box), &destroy_imported_pool_box);
 }
 

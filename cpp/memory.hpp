@@ -8,6 +8,7 @@
 
 #include <cuda.h>
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 
@@ -27,6 +28,13 @@ struct MemoryPoolBox {
     // allocation, cuMemFreeAsync of an IPC pool's or an imported allocation), so both run in relaxed capture mode.
     // A plain device pool's allocations and frees skip the two mode swaps.
     bool unsafe_beside_capture = false;
+    // Imported pools: the stream of the frees into the pool (atomic shared_ptr access), so that the deleter waits on
+    // that stream rather than on the context: cuCtxSynchronize would also wait on another thread's capturing stream
+    // and invalidate its capture, in relaxed mode too (H100, driver 580). Once frees used two streams or the default
+    // stream, `free_streams_differ` is set and the deleter synchronizes the context.
+    bool imported = false;
+    mutable StreamHandle last_free_stream{};
+    mutable std::atomic<bool> free_streams_differ{false};
 };
 using MemoryPoolHandle = std::shared_ptr<const MemoryPoolBox>;
 

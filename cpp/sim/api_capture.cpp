@@ -52,6 +52,19 @@ CUresult check_sync_during_capture(CUstream hStream) {
     return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 }
 
+CUresult check_context_sync_during_capture(int dev) {
+    Shared streams(S().mu);  // S().mu before G().mu (graph_model.hpp)
+    std::lock_guard<std::mutex> lk(G().mu);
+    bool refused = false;
+    for (auto& kv : G().captures) {
+        int capture_dev = -1;
+        if (resolve_stream(kv.second.origin, &capture_dev) != CUDA_SUCCESS || capture_dev != dev) continue;
+        kv.second.invalidated = true;
+        refused = true;
+    }
+    return refused ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
 bool note_event_record(CUevent e, CUstream hStream) {
     std::lock_guard<std::mutex> lk(G().mu);
     auto it = G().streams.find(hStream);

@@ -81,8 +81,10 @@ SIM_EXPORT CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
 
 SIM_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
     SIM_ENTER(cuCtxSynchronize);
-    if (current_dev() < 0) return CUDA_ERROR_INVALID_CONTEXT;
+    int dev = current_dev();
+    if (dev < 0) return CUDA_ERROR_INVALID_CONTEXT;
     if (CUresult unsafe = check_unsafe_during_capture()) return unsafe;  // prohibited while capturing
+    if (CUresult unsafe = check_context_sync_during_capture(dev)) return unsafe;  // syncs a capturing stream
     Excl lk(S().mu);
     forget_synchronized_frees(nullptr);
     return CUDA_SUCCESS;

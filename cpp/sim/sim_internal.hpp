@@ -509,6 +509,10 @@ CUresult check_unsafe_during_capture();
 bool stream_is_capturing(CUstream hStream);
 // cuStreamSynchronize / cuStreamQuery of a capturing stream: invalidates it.
 CUresult check_sync_during_capture(CUstream hStream);
+// cuCtxSynchronize on device `dev`: it waits on every stream of the context, a capturing one too, so any capture
+// on that device, in any thread and whatever this thread's mode (relaxed included, as an H100 answers), is
+// invalidated and the call returns CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+CUresult check_context_sync_during_capture(int dev);
 // cuEventRecord on a capturing stream marks the event as a capture event (true).
 bool note_event_record(CUevent e, CUstream hStream);
 // cuStreamWaitEvent: a stream waiting for a capture event joins that capture.
