@@ -60,7 +60,10 @@ void note_imported_free_stream(const MemoryPoolBox& pool, const StreamHandle& st
         pool.free_streams_differ.store(true, std::memory_order_release);
         return;
     }
+    // The common case, frees on one stream, costs one load: the stored handle keeps that CUstream from being reused.
+    if (pool.last_free_cu_stream.load(std::memory_order_acquire) == stream->stream) return;
     StreamHandle previous = std::atomic_exchange(&pool.last_free_stream, stream);
+    pool.last_free_cu_stream.store(stream->stream, std::memory_order_release);
     if (previous && previous->stream != stream->stream) pool.free_streams_differ.store(true, std::memory_order_release);
 }
 

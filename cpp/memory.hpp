@@ -34,6 +34,7 @@ struct MemoryPoolBox {
     // stream, `free_streams_differ` is set and the deleter synchronizes the context.
     bool imported = false;
     mutable StreamHandle last_free_stream{};
+    mutable std::atomic<CUstream> last_free_cu_stream{nullptr};  // its CUstream: the same-stream test, lock-free
     mutable std::atomic<bool> free_streams_differ{false};
 };
 using MemoryPoolHandle = std::shared_ptr<const MemoryPoolBox>;
