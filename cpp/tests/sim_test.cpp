@@ -269,6 +269,25 @@ TEST_F(Sim, SynchronizingBesideAnotherThreadsGlobalCaptureIsRefused) {
     OK(D.cuStreamDestroy(other));
 }
 
+// A context synchronization waits on every stream of the context, a capturing one too: beside another thread's
+// capture it is refused even in RELAXED mode, and the capture is invalidated (an H100, driver 580).
+TEST_F(Sim, ContextSyncBesideAnotherThreadsCaptureIsRefusedEvenRelaxed) {
+    OK(D.cuStreamBeginCapture(stream_, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CUresult relaxed = CUDA_SUCCESS;
+    std::thread t([&] {
+        D.cuCtxSetCurrent(ctx_);
+        CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
+        D.cuThreadExchangeStreamCaptureMode(&mode);
+        relaxed = D.cuCtxSynchronize();
+        D.cuThreadExchangeStreamCaptureMode(&mode);
+    });
+    t.join();
+    EXPECT_EQ(CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, relaxed);
+    CUgraph g = nullptr;
+    EXPECT_EQ(CUDA_ERROR_STREAM_CAPTURE_INVALIDATED, D.cuStreamEndCapture(stream_, &g));
+    OK(D.cuCtxSynchronize());  // no capture now
+}
+
 // A copy into a host pool needs no device access grant: an H100 (driver 580) copies device memory
 // into a pinned pool whose access for that device was set with flags 0 (PROT_NONE).
 TEST_F(Sim, CopiesIntoAHostPoolNeedNoDeviceAccessGrant) {
