@@ -42,12 +42,12 @@ void destroy_imported_pool_box(const MemoryPoolBox* box) noexcept {
     release_box(box, "stream sync + cuMemPoolDestroy (imported pool)", [](const MemoryPoolBox& b) noexcept {
         RelaxedCaptureModeScope relaxed;  // another thread's GLOBAL capture stays valid (sync and destroy)
         CUresult synced = CUDA_SUCCESS;
-        StreamHandle freed_on = std::atomic_load(&b.last_free_stream);
-        if (b.context && (freed_on || b.free_streams_differ.load(std::memory_order_acquire))) {
+        const bool several_streams = b.free_streams_differ.load(std::memory_order_acquire);
+        StreamHandle freed_on = several_streams ? StreamHandle() : std::atomic_load(&b.last_free_stream);
+        if (b.context && (several_streams || freed_on)) {
             ContextScopeGuard scope(b.context);
             if (scope.status() != CUDA_SUCCESS) synced = scope.status();
-            else if (b.free_streams_differ.load(std::memory_order_acquire)) synced = drv().cuCtxSynchronize_();
-            else synced = drv().cuStreamSynchronize_(freed_on->stream);
+            else synced = several_streams ? drv().cuCtxSynchronize_() : drv().cuStreamSynchronize_(freed_on->stream);
         }
         CUresult destroyed = drv().cuMemPoolDestroy_(b.pool);
         return destroyed != CUDA_SUCCESS ? destroyed : synced;

@@ -31,7 +31,8 @@ struct MemoryPoolBox {
     // Imported pools: the stream of the frees into the pool (atomic shared_ptr access), so that the deleter waits on
     // that stream rather than on the context: cuCtxSynchronize would also wait on another thread's capturing stream
     // and invalidate its capture, in relaxed mode too (H100, driver 580). Once frees used two streams or the default
-    // stream, `free_streams_differ` is set and the deleter synchronizes the context.
+    // stream, `free_streams_differ` is set and the deleter synchronizes the context. The pool holds that stream's
+    // handle, so a stream closed by the user is destroyed with the pool, not before.
     bool imported = false;
     mutable StreamHandle last_free_stream{};
     mutable std::atomic<CUstream> last_free_cu_stream{nullptr};  // its CUstream: the same-stream test, lock-free
